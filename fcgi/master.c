@@ -1,0 +1,248 @@
+/*
+ * waitlist-fcgi: the master.  It opens the FastCGI socket, preforks the
+ * workers and supervises them: a dead worker is replaced, SIGHUP re-reads
+ * the configuration and replaces every worker, SIGTERM drains (workers
+ * finish the request in hand) and exits.  Signal handlers only set flags;
+ * the loop below acts on them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "../lib/waitlist.h"
+#include "fcgi.h"
+
+#define MAX_WORKERS 256
+#define DRAIN_SECONDS 30
+
+static volatile sig_atomic_t got_term, got_hup;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		got_term = 1;
+}
+
+struct pool {
+	struct wl_config *cfg;
+	const char *config_path;
+	int fd;
+	pid_t pid[MAX_WORKERS];
+	unsigned n;		/* slots in use: cfg->workers */
+};
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static pid_t
+spawn(struct pool *p)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		wl_log_set_component("fcgi-worker");
+		_exit(wl_worker_run(p->fd, p->cfg));
+	}
+	if (pid < 0)
+		wl_log(WL_LOG_ERROR, "\"msg\":\"fork failed\",\"errno\":%d",
+		       errno);
+	return pid;
+}
+
+static void
+fill(struct pool *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->pid[i] <= 0)
+			p->pid[i] = spawn(p);
+}
+
+/* Signal every worker and wait up to DRAIN_SECONDS; then SIGKILL. */
+static void
+drain(struct pool *p)
+{
+	unsigned i, left;
+	int waited;
+
+	for (i = 0; i < p->n; i++)
+		if (p->pid[i] > 0)
+			kill(p->pid[i], SIGTERM);
+	for (waited = 0; waited < DRAIN_SECONDS * 10; waited++) {
+		left = 0;
+		for (i = 0; i < p->n; i++) {
+			if (p->pid[i] <= 0)
+				continue;
+			if (waitpid(p->pid[i], NULL, WNOHANG) == p->pid[i])
+				p->pid[i] = 0;
+			else
+				left++;
+		}
+		if (left == 0)
+			return;
+		sleep_ms(100);
+	}
+	for (i = 0; i < p->n; i++)
+		if (p->pid[i] > 0) {
+			kill(p->pid[i], SIGKILL);
+			waitpid(p->pid[i], NULL, 0);
+			p->pid[i] = 0;
+		}
+}
+
+static void
+reap(struct pool *p)
+{
+	unsigned i;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		for (i = 0; i < p->n; i++)
+			if (p->pid[i] == pid) {
+				p->pid[i] = 0;
+				if (WIFSIGNALED(st))
+					wl_log(WL_LOG_WARN,
+					       "\"msg\":\"worker died\","
+					       "\"worker\":%d,\"signal\":%d",
+					       (int)pid, WTERMSIG(st));
+			}
+}
+
+static int
+reload(struct pool *p)
+{
+	struct wl_config *c;
+	char err[512];
+
+	if ((c = wl_config_load(p->config_path, err, sizeof(err))) == NULL) {
+		wl_log(WL_LOG_ERROR,
+		       "\"msg\":\"reload failed; keeping the old "
+		       "configuration\"");
+		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		return -1;
+	}
+	drain(p);
+	wl_config_free(p->cfg);
+	p->cfg = c;
+	p->n = c->workers;
+	wl_log_set_level(c->log_level);
+	fill(p);
+	wl_log(WL_LOG_INFO, "\"msg\":\"reloaded\",\"workers\":%u", p->n);
+	return 0;
+}
+
+static int
+open_socket(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	if ((fd = FCGX_OpenSocket(path, 1024)) < 0)
+		return -1;
+	/* The web server's group may connect; nobody else. */
+	if (chmod(path, 0660) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: waitlist-fcgi [--config FILE]\n");
+	exit(2);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'}, {NULL, 0, NULL, 0}};
+	struct pool p;
+	struct sigaction sa;
+	char err[512];
+	int ch;
+
+	memset(&p, 0, sizeof(p));
+	while ((ch = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+		if (ch == 'c')
+			p.config_path = optarg;
+		else
+			usage();
+	}
+	wl_log_set_component("fcgi-master");
+	if ((p.cfg = wl_config_load(p.config_path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		return 1;
+	}
+	wl_log_set_level(p.cfg->log_level);
+	/* Refuse to start without what workers need, not once per worker. */
+	{
+		struct wl_app *probe = wl_app_new(p.cfg, WL_APP_SERVE, err,
+						  sizeof(err));
+		if (probe == NULL) {
+			fprintf(stderr, "waitlist-fcgi: %s\n", err);
+			return 1;
+		}
+		wl_app_free(probe);
+	}
+	if ((p.fd = open_socket(p.cfg->fcgi_socket)) < 0) {
+		fprintf(stderr, "waitlist-fcgi: cannot listen on %s: %s\n",
+			p.cfg->fcgi_socket, strerror(errno));
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	p.n = p.cfg->workers;
+	fill(&p);
+	wl_log(WL_LOG_INFO,
+	       "\"msg\":\"started\",\"workers\":%u,\"socket\":\"%s\"", p.n,
+	       p.cfg->fcgi_socket);
+	while (!got_term) {
+		if (got_hup) {
+			got_hup = 0;
+			reload(&p);
+		}
+		reap(&p);
+		fill(&p);
+		sleep_ms(50);
+	}
+	wl_log(WL_LOG_INFO, "\"msg\":\"draining\"");
+	drain(&p);
+	close(p.fd);
+	unlink(p.cfg->fcgi_socket);
+	wl_config_free(p.cfg);
+	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
+	return 0;
+}

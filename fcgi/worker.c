@@ -1,0 +1,154 @@
+/*
+ * A FastCGI worker: accept a request, turn its parameters into a
+ * struct wl_http_request, let libwaitlist answer, write the answer back.
+ * Nothing else happens here.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcgiapp.h>
+
+#include "../lib/waitlist.h"
+#include "fcgi.h"
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/*
+ * Read the body: at most WL_BODY_MAX bytes.  A larger declared length is
+ * not read at all (the request is answered with payload_too_large).
+ * Returns the body (caller frees) or NULL for none.
+ */
+static char *
+read_body(FCGX_Request *r, size_t *len, int *too_large)
+{
+	const char *cl = FCGX_GetParam("CONTENT_LENGTH", r->envp);
+	unsigned long want = 0;
+	char *buf, *end;
+	int n;
+
+	*len = 0;
+	*too_large = 0;
+	if (cl && *cl) {
+		errno = 0;
+		want = strtoul(cl, &end, 10);
+		if (*end || errno || want > WL_BODY_MAX) {
+			*too_large = 1;
+			return NULL;
+		}
+	}
+	if (want == 0)
+		return NULL;
+	if ((buf = malloc(want + 1)) == NULL)
+		return NULL;
+	n = FCGX_GetStr(buf, (int)want, r->in);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static void
+write_response(FCGX_Request *r, const struct wl_http_response *resp)
+{
+	size_t i;
+
+	FCGX_FPrintF(r->out, "Status: %d %s\r\n", resp->status,
+		     wl_http_reason(resp->status));
+	for (i = 0; i < resp->nheaders; i++)
+		FCGX_FPrintF(r->out, "%s: %s\r\n", resp->headers[i].name,
+			     resp->headers[i].value);
+	FCGX_PutS("Cache-Control: no-store\r\n", r->out);
+	if (resp->body) {
+		FCGX_FPrintF(r->out,
+			     "Content-Type: application/json\r\n"
+			     "Content-Length: %zu\r\n\r\n",
+			     resp->body_len);
+		FCGX_PutStr(resp->body, (int)resp->body_len, r->out);
+	} else
+		FCGX_PutS("\r\n", r->out);
+}
+
+static void
+serve_one(struct wl_app *app, FCGX_Request *r)
+{
+	struct wl_http_request req;
+	struct wl_http_response resp;
+	char *body;
+
+	memset(&req, 0, sizeof(req));
+	req.method = FCGX_GetParam("REQUEST_METHOD", r->envp);
+	req.path = FCGX_GetParam("DOCUMENT_URI", r->envp);
+	req.query = FCGX_GetParam("QUERY_STRING", r->envp);
+	req.authorization = FCGX_GetParam("HTTP_AUTHORIZATION", r->envp);
+	req.content_type = FCGX_GetParam("CONTENT_TYPE", r->envp);
+	req.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", r->envp);
+	req.request_id = FCGX_GetParam("REQUEST_ID", r->envp);
+	if (req.path == NULL)
+		req.path = FCGX_GetParam("SCRIPT_NAME", r->envp);
+	if (req.query == NULL)
+		req.query = "";
+	body = read_body(r, &req.body_len, &req.body_too_large);
+	req.body = body ? body : "";
+	wl_handle(app, &req, &resp);
+	write_response(r, &resp);
+	wl_http_response_clear(&resp);
+	free(body);
+}
+
+/*
+ * Serve requests on listen_fd until SIGTERM (finishing the request in
+ * hand) or until max_requests have been served (0: no limit).  Returns the
+ * process exit status.
+ */
+int
+wl_worker_run(int listen_fd, const struct wl_config *cfg)
+{
+	struct sigaction sa;
+	struct wl_app *app;
+	FCGX_Request r;
+	unsigned long served = 0;
+	char err[512];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term; /* no SA_RESTART: accept() must return */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if ((app = wl_app_new(cfg, WL_APP_SERVE, err, sizeof(err))) == NULL) {
+		wl_log(WL_LOG_ERROR, "\"msg\":\"worker cannot start\"");
+		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		return 1;
+	}
+	if (FCGX_Init() != 0 ||
+	    FCGX_InitRequest(&r, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+		wl_app_free(app);
+		return 1;
+	}
+	while (!stopping &&
+	       (cfg->max_requests == 0 || served < cfg->max_requests)) {
+		if (FCGX_Accept_r(&r) < 0) {
+			if (errno == EINTR || stopping)
+				continue;
+			break;
+		}
+		serve_one(app, &r);
+		FCGX_Finish_r(&r);
+		served++;
+	}
+	FCGX_Free(&r, 0);
+	wl_app_free(app);
+	return 0;
+}

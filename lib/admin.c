@@ -1,0 +1,534 @@
+/*
+ * Administration behind waitlistctl: migrations, keys, tenant settings and
+ * retention.  Each prints its JSON result on out and reports failures
+ * with a message in err (returning non-zero).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "extern.h"
+
+#define DAY_MS (86400LL * 1000)
+
+static int
+print_json(FILE *out, cJSON *root)
+{
+	char *text = root ? cJSON_PrintUnformatted(root) : NULL;
+
+	cJSON_Delete(root);
+	if (text == NULL)
+		return WL_ERR_NOMEM;
+	fprintf(out, "%s\n", text);
+	free(text);
+	return WL_OK;
+}
+
+static int
+db_fail(struct wl_app *app, int rc, char *err, size_t errsz)
+{
+	snprintf(err, errsz, "database: %s", wl_db_error(app->db));
+	return rc;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Migration files are "<digits>_<name>.sql". */
+static int
+is_migration(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	for (i = 0; name[i] >= '0' && name[i] <= '9'; i++)
+		;
+	return i > 0 && name[i] == '_' && n > 4 &&
+	       strcmp(name + n - 4, ".sql") == 0;
+}
+
+static int
+apply_file(struct wl_app *app, const char *dir, const char *name, char *err,
+	   size_t errsz)
+{
+	char path[4096];
+	struct wl_buf b = {.max = 4 << 20};
+	char chunk[8192];
+	size_t n;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return WL_ERR_IO;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (wl_buf_append(&b, chunk, n) != WL_OK) {
+			fclose(f);
+			wl_buf_free(&b);
+			snprintf(err, errsz, "%s: too large", path);
+			return WL_ERR_IO;
+		}
+	fclose(f);
+	rc = wl_sql_raw(app->db, b.p ? b.p : "");
+	wl_buf_free(&b);
+	if (rc != WL_OK) {
+		snprintf(err, errsz, "%s: %s", name, wl_db_error(app->db));
+		return rc;
+	}
+	rc = wl_sql_do(app->db, STMT_MIGRATION_ADD,
+		       SQL_ARGS(SQL_STR(name), SQL_INT(wl_now_ms())));
+	if (rc != WL_OK)
+		return db_fail(app, rc, err, errsz);
+	return WL_OK;
+}
+
+/*
+ * Apply every migrations_dir/NNN_*.sql not yet recorded in
+ * schema_migrations, in name order.  Prints {"applied": [...]}.
+ */
+int
+wl_admin_migrate(struct wl_app *app, FILE *out, char *err, size_t errsz)
+{
+	const char *dir = app->cfg->migrations_dir;
+	struct wl_rows *done = NULL;
+	char **names = NULL, **nn;
+	size_t n = 0, i, r;
+	struct dirent *de;
+	cJSON *root = NULL, *applied;
+	DIR *d = NULL;
+	int rc;
+
+	rc = wl_sql_raw(app->db,
+			"CREATE TABLE IF NOT EXISTS schema_migrations ("
+			"version VARCHAR(255) NOT NULL PRIMARY KEY, "
+			"applied_at BIGINT NOT NULL) ENGINE=InnoDB");
+	if (rc != WL_OK) {
+		db_fail(app, rc, err, errsz);
+		goto out;
+	}
+	if ((rc = wl_sql_exec(app->db, STMT_MIGRATION_LIST, SQL_NOARGS, &done,
+			      NULL)) != WL_OK) {
+		db_fail(app, rc, err, errsz);
+		goto out;
+	}
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(err, errsz, "%s: %s", dir, strerror(errno));
+		rc = WL_ERR_IO;
+		goto out;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!is_migration(de->d_name))
+			continue;
+		if ((nn = realloc(names, (n + 1) * sizeof(*names))) == NULL ||
+		    (nn[n] = strdup(de->d_name)) == NULL) {
+			names = nn ? nn : names;
+			rc = WL_ERR_NOMEM;
+			goto out;
+		}
+		names = nn;
+		n++;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	root = cJSON_CreateObject();
+	applied = cJSON_AddArrayToObject(root, "applied");
+	for (i = 0; i < n; i++) {
+		for (r = 0; r < done->nrows; r++)
+			if (strcmp(wl_rows_str(done, r, 0), names[i]) == 0)
+				break;
+		if (r < done->nrows)
+			continue;
+		if ((rc = apply_file(app, dir, names[i], err, errsz)) != WL_OK)
+			goto out;
+		cJSON_AddItemToArray(applied, cJSON_CreateString(names[i]));
+	}
+	rc = print_json(out, root);
+	root = NULL;
+out:
+	if (d)
+		closedir(d);
+	wl_strv_free(names, n);
+	wl_rows_free(done);
+	cJSON_Delete(root);
+	return rc;
+}
+
+static int
+load_tenant(struct wl_app *app, const char *id, struct wl_tenant *t,
+	    char *err, size_t errsz)
+{
+	struct wl_rows *rows = NULL;
+	int rc;
+
+	rc = wl_sql_exec(app->db, STMT_TENANT_GET, SQL_ARGS(SQL_STR(id)),
+			 &rows, NULL);
+	if (rc != WL_OK)
+		return db_fail(app, rc, err, errsz);
+	if (rows->nrows == 0) {
+		snprintf(err, errsz, "tenant %s not found", id);
+		rc = WL_ERR_NOTFOUND;
+	} else
+		rc = wl_tenant_from_row(rows, 0, 0, t);
+	wl_rows_free(rows);
+	return rc;
+}
+
+/* JSON array text of a comma list. */
+static char *
+list_json(const char *csv)
+{
+	char **v = NULL, *text;
+	size_t n = 0;
+	cJSON *a;
+
+	if (wl_split_list(csv ? csv : "", &v, &n) < 0)
+		return NULL;
+	a = wl_json_str_array(v, n);
+	text = a ? cJSON_PrintUnformatted(a) : NULL;
+	cJSON_Delete(a);
+	wl_strv_free(v, n);
+	return text;
+}
+
+/*
+ * Insert a key for tenant t (settings already loaded).  Enforces the
+ * activeKeys limit and the expiry bounds; writes the plaintext into plain
+ * and the id into id.  Shared by key create and seeding.
+ */
+int
+wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
+	      const char *scopes_csv, const char *biz_json,
+	      const char *queue_json, long long days, const char *type,
+	      char *id, char *plain, size_t plainsz, char *err, size_t errsz)
+{
+	struct wl_rows *rows = NULL;
+	char digest[65];
+	unsigned mask;
+	int64_t now = wl_now_ms();
+	int rc;
+
+	if (wl_scopes_parse(scopes_csv, &mask) < 0) {
+		snprintf(err, errsz, "unknown scope in \"%s\"", scopes_csv);
+		return WL_ERR_INVALID;
+	}
+	if (strcmp(type, "api") != 0 && strcmp(type, "zapier") != 0) {
+		snprintf(err, errsz, "key type must be api or zapier");
+		return WL_ERR_INVALID;
+	}
+	if (days <= 0)
+		days = t->limits[WL_LIMIT_DEFAULT_EXPIRY];
+	if (days > t->limits[WL_LIMIT_MAX_EXPIRY]) {
+		snprintf(err, errsz,
+			 "expiry of %lld days exceeds the tenant's maximum of "
+			 "%lld",
+			 days, t->limits[WL_LIMIT_MAX_EXPIRY]);
+		return WL_ERR_INVALID;
+	}
+	rc = wl_sql_exec(db, STMT_KEY_COUNT_ACTIVE,
+			 SQL_ARGS(SQL_STR(t->id), SQL_INT(now)), &rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	if (wl_rows_int(rows, 0, 0) >= t->limits[WL_LIMIT_ACTIVE_KEYS]) {
+		snprintf(err, errsz, "tenant %s already has %lld active keys "
+			 "(limit activeKeys)",
+			 t->id, wl_rows_int(rows, 0, 0));
+		wl_rows_free(rows);
+		return WL_ERR_LIMIT;
+	}
+	wl_rows_free(rows);
+	if (wl_id_new("key_", id) != WL_OK ||
+	    wl_key_generate(plain, plainsz, digest) != WL_OK)
+		return WL_ERR_CRYPTO;
+	return wl_sql_do(db, STMT_KEY_INSERT,
+			 SQL_ARGS(SQL_STR(id), SQL_STR(t->id), SQL_STR(digest),
+				  SQL_STR(scopes_csv), SQL_STR(biz_json),
+				  SQL_STR(queue_json), SQL_STR(type),
+				  SQL_INT(now), SQL_INT(now + days * DAY_MS)));
+}
+
+/* waitlistctl key create: prints {"id", "key"}. */
+int
+wl_admin_key_create(struct wl_app *app, const struct wl_key_spec *spec,
+		    FILE *out, char *err, size_t errsz)
+{
+	struct wl_tenant t = {0};
+	char id[WL_ID_MAX], plain[128];
+	char *biz = NULL, *queues = NULL;
+	cJSON *root;
+	int rc;
+
+	if ((rc = load_tenant(app, spec->tenant_id, &t, err, errsz)) != WL_OK)
+		return rc;
+	biz = list_json(spec->businesses);
+	queues = list_json(spec->queues);
+	if (biz == NULL || queues == NULL) {
+		rc = WL_ERR_NOMEM;
+		goto out;
+	}
+	rc = wl_key_insert(app->db, &t, spec->scopes, biz, queues,
+			   spec->expires_in_days,
+			   spec->type ? spec->type : "api", id, plain,
+			   sizeof(plain), err, errsz);
+	if (rc == WL_ERR_DB || rc == WL_ERR_DB_GONE)
+		db_fail(app, rc, err, errsz);
+	if (rc != WL_OK)
+		goto out;
+	root = cJSON_CreateObject();
+	wl_json_add_str(root, "id", id);
+	wl_json_add_str(root, "key", plain);
+	rc = print_json(out, root);
+out:
+	free(biz);
+	free(queues);
+	wl_tenant_clear(&t);
+	return rc;
+}
+
+/* waitlistctl key revoke: prints {"id", "revoked": true}. */
+int
+wl_admin_key_revoke(struct wl_app *app, const char *key_id, FILE *out,
+		    char *err, size_t errsz)
+{
+	unsigned long long n = 0;
+	cJSON *root;
+	int rc;
+
+	rc = wl_sql_exec(app->db, STMT_KEY_REVOKE,
+			 SQL_ARGS(SQL_INT(wl_now_ms()), SQL_STR(key_id)), NULL,
+			 &n);
+	if (rc != WL_OK)
+		return db_fail(app, rc, err, errsz);
+	if (n == 0) {
+		snprintf(err, errsz, "key %s not found or already revoked",
+			 key_id);
+		return WL_ERR_NOTFOUND;
+	}
+	root = cJSON_CreateObject();
+	wl_json_add_str(root, "id", key_id);
+	wl_json_add_bool(root, "revoked", 1);
+	return print_json(out, root);
+}
+
+/* waitlistctl key list: prints {"keys": [...]} without any secret. */
+int
+wl_admin_key_list(struct wl_app *app, const char *tenant_id, FILE *out,
+		  char *err, size_t errsz)
+{
+	struct wl_rows *rows = NULL;
+	cJSON *root, *a, *o;
+	int64_t now = wl_now_ms();
+	size_t r;
+	int rc;
+
+	rc = wl_sql_exec(app->db, STMT_KEY_LIST, SQL_ARGS(SQL_STR(tenant_id)),
+			 &rows, NULL);
+	if (rc != WL_OK)
+		return db_fail(app, rc, err, errsz);
+	root = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(root, "keys");
+	for (r = 0; r < rows->nrows; r++) {
+		int revoked = wl_rows_str(rows, r, 8) != NULL;
+		int64_t exp = wl_rows_int(rows, r, 7);
+		char **v = NULL;
+		size_t n = 0;
+
+		o = cJSON_CreateObject();
+		cJSON_AddItemToArray(a, o);
+		wl_json_add_str(o, "id", wl_rows_str(rows, r, 0));
+		wl_json_add_str(o, "tenantId", wl_rows_str(rows, r, 1));
+		wl_split_list(wl_rows_str(rows, r, 2), &v, &n);
+		cJSON_AddItemToObject(o, "scopes", wl_json_str_array(v, n));
+		wl_strv_free(v, n);
+		cJSON_AddItemToObject(o, "businessIds",
+				      cJSON_Parse(wl_rows_str(rows, r, 3)));
+		cJSON_AddItemToObject(o, "queueIds",
+				      cJSON_Parse(wl_rows_str(rows, r, 4)));
+		wl_json_add_str(o, "integrationType", wl_rows_str(rows, r, 5));
+		wl_json_add_ts(o, "createdAt", wl_rows_int(rows, r, 6));
+		wl_json_add_ts(o, "expiresAt", exp);
+		wl_json_add_ts(o, "revokedAt",
+			       revoked ? wl_rows_int(rows, r, 8) : -1);
+		wl_json_add_str(o, "status", revoked	  ? "revoked"
+					     : exp <= now ? "expired"
+							  : "active");
+	}
+	wl_rows_free(rows);
+	return print_json(out, root);
+}
+
+static int
+parse_onoff(const char *v, int *out)
+{
+	if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0 ||
+	    strcmp(v, "1") == 0)
+		*out = 1;
+	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0 ||
+		 strcmp(v, "0") == 0)
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+parse_count(const char *v, long long *out)
+{
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	*out = strtoll(v, &end, 10);
+	return *end || errno || *out > 1000000000LL ? -1 : 0;
+}
+
+/*
+ * Apply one "name=value" setting to t.  Names: plan, publicApi, webhooks,
+ * zapier, state, emailVerified, billing, guestAllowance and the eight
+ * limit names.  Returns 0 or -1 with a message.
+ */
+int
+wl_tenant_apply(struct wl_tenant *t, const char *name, const char *v,
+		char *err, size_t errsz)
+{
+	size_t i;
+	int *flag = NULL;
+
+	if (strcmp(name, "plan") == 0) {
+		char *p;
+		if (strlen(v) > 64 || (p = strdup(v)) == NULL)
+			goto bad;
+		free(t->plan);
+		t->plan = p;
+		return 0;
+	}
+	if (strcmp(name, "publicApi") == 0)
+		flag = &t->public_api;
+	else if (strcmp(name, "webhooks") == 0)
+		flag = &t->webhooks;
+	else if (strcmp(name, "zapier") == 0)
+		flag = &t->zapier;
+	else if (strcmp(name, "emailVerified") == 0)
+		flag = &t->email_verified;
+	else if (strcmp(name, "billing") == 0 ||
+		 strcmp(name, "billingAvailable") == 0)
+		flag = &t->billing;
+	if (flag)
+		return parse_onoff(v, flag) < 0 ? (snprintf(err, errsz,
+				"%s must be on or off", name), -1) : 0;
+	if (strcmp(name, "state") == 0) {
+		for (i = 0; i < WL_STATE__MAX; i++)
+			if (strcmp(v, wl_state_names[i]) == 0) {
+				t->state = (enum wl_state)i;
+				return 0;
+			}
+		snprintf(err, errsz, "state must be active, disabled or demo");
+		return -1;
+	}
+	if (strcmp(name, "guestAllowance") == 0)
+		return parse_count(v, &t->guest_allowance) < 0 ? (snprintf(
+			err, errsz, "guestAllowance must be a whole number"),
+			-1) : 0;
+	for (i = 0; i < WL_LIMIT__MAX; i++)
+		if (strcmp(name, wl_limit_names[i]) == 0) {
+			if (parse_count(v, &t->limits[i]) < 0) {
+				snprintf(err, errsz,
+					 "limit %s must be a whole number",
+					 name);
+				return -1;
+			}
+			return 0;
+		}
+	snprintf(err, errsz, "unknown setting %s", name);
+	return -1;
+bad:
+	snprintf(err, errsz, "bad value for %s", name);
+	return -1;
+}
+
+/* Write all settings of t back. */
+int
+wl_tenant_store(struct wl_db *db, const struct wl_tenant *t)
+{
+	const long long *l = t->limits;
+
+	return wl_sql_do(
+	    db, STMT_TENANT_UPDATE,
+	    SQL_ARGS(SQL_STR(t->plan), SQL_INT(t->public_api),
+		     SQL_INT(t->webhooks), SQL_INT(t->zapier),
+		     SQL_STR(wl_state_names[t->state]),
+		     SQL_INT(t->email_verified), SQL_INT(t->billing),
+		     SQL_INT(t->guest_allowance), SQL_INT(l[0]), SQL_INT(l[1]),
+		     SQL_INT(l[2]), SQL_INT(l[3]), SQL_INT(l[4]), SQL_INT(l[5]),
+		     SQL_INT(l[6]), SQL_INT(l[7]), SQL_INT(wl_now_ms()),
+		     SQL_STR(t->id)));
+}
+
+/* waitlistctl tenant set: prints the tenant's settings afterwards. */
+int
+wl_admin_tenant_set(struct wl_app *app, const char *tenant_id,
+		    const char *const *settings, FILE *out, char *err,
+		    size_t errsz)
+{
+	struct wl_tenant t = {0};
+	cJSON *root;
+	size_t i;
+	int rc;
+
+	if ((rc = load_tenant(app, tenant_id, &t, err, errsz)) != WL_OK)
+		return rc;
+	for (i = 0; settings[i]; i++) {
+		char name[64];
+		const char *eq = strchr(settings[i], '=');
+		if (eq == NULL || (size_t)(eq - settings[i]) >= sizeof(name)) {
+			snprintf(err, errsz, "expected NAME=VALUE: %s",
+				 settings[i]);
+			rc = WL_ERR_INVALID;
+			goto out;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - settings[i]),
+			 settings[i]);
+		if (wl_tenant_apply(&t, name, eq + 1, err, errsz) < 0) {
+			rc = WL_ERR_INVALID;
+			goto out;
+		}
+	}
+	if ((rc = wl_tenant_store(app->db, &t)) != WL_OK) {
+		db_fail(app, rc, err, errsz);
+		goto out;
+	}
+	root = cJSON_CreateObject();
+	wl_json_add_str(root, "id", t.id);
+	wl_json_add_str(root, "plan", t.plan);
+	wl_json_add_bool(root, "publicApi", t.public_api);
+	wl_json_add_bool(root, "webhooks", t.webhooks);
+	wl_json_add_bool(root, "zapier", t.zapier);
+	wl_json_add_str(root, "state", wl_state_names[t.state]);
+	wl_json_add_bool(root, "emailVerified", t.email_verified);
+	wl_json_add_bool(root, "billingAvailable", t.billing);
+	wl_json_add_int(root, "guestAllowance", t.guest_allowance);
+	cJSON_AddItemToObject(root, "limits", wl_limits_json(&t));
+	rc = print_json(out, root);
+out:
+	wl_tenant_clear(&t);
+	return rc;
+}
+
+/* waitlistctl purge: retention.  Grows with the event feed. */
+int
+wl_admin_purge(struct wl_app *app, FILE *out, char *err, size_t errsz)
+{
+	cJSON *root = cJSON_CreateObject();
+
+	(void)app;
+	(void)err;
+	(void)errsz;
+	wl_json_add_int(root, "events", 0);
+	wl_json_add_int(root, "idempotencyRecords", 0);
+	return print_json(out, root);
+}

@@ -1,0 +1,120 @@
+/*
+ * The application handle: configuration, the server secret, the OpenAPI
+ * document and the database connection of this process.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "extern.h"
+
+static int
+read_file(const char *path, size_t max, struct wl_buf *b, char *err,
+	  size_t errsz)
+{
+	char chunk[8192];
+	size_t n;
+	FILE *f;
+
+	b->max = max;
+	if ((f = fopen(path, "rb")) == NULL) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return WL_ERR_IO;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (wl_buf_append(b, chunk, n) != WL_OK) {
+			snprintf(err, errsz, "%s: too large", path);
+			fclose(f);
+			return WL_ERR_IO;
+		}
+	fclose(f);
+	if (b->p == NULL && wl_buf_append(b, "", 0) != WL_OK)
+		return WL_ERR_NOMEM;
+	return WL_OK;
+}
+
+/*
+ * The secret that signs cursors and encrypts webhook secrets is derived
+ * from the operator's key file (at least 32 characters, e.g. from
+ * `openssl rand -hex 32`), so its exact format does not matter.
+ */
+static int
+load_secret(struct wl_app *app, const char *path, char *err, size_t errsz)
+{
+	struct wl_buf b = {0};
+	size_t n;
+	int rc;
+
+	if ((rc = read_file(path, 4096, &b, err, errsz)) != WL_OK)
+		return rc;
+	n = b.len;
+	while (n > 0 && (b.p[n - 1] == '\n' || b.p[n - 1] == '\r' ||
+			 b.p[n - 1] == ' '))
+		n--;
+	if (n < 32) {
+		snprintf(err, errsz,
+			 "[server] secret_key_file: %s holds fewer than 32 "
+			 "characters",
+			 path);
+		wl_buf_free(&b);
+		return WL_ERR_CONFIG;
+	}
+	wl_sha256(b.p, n, app->secret);
+	wl_buf_free(&b);
+	return WL_OK;
+}
+
+/*
+ * A new application for cfg (which must outlive it).  With WL_APP_SERVE
+ * the secret key file and the OpenAPI file must be readable.  The
+ * database need not be up yet: every request reconnects as needed.
+ * Returns NULL with a message in err.
+ */
+struct wl_app *
+wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
+	   size_t errsz)
+{
+	struct wl_app *app;
+	struct wl_buf doc = {0};
+	char dberr[512] = "";
+
+	if ((app = calloc(1, sizeof(*app))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	app->cfg = cfg;
+	wl_log_set_level(cfg->log_level);
+	if (flags & WL_APP_SERVE) {
+		if (load_secret(app, cfg->secret_key_file, err, errsz) != WL_OK)
+			goto fail;
+		if (read_file(cfg->openapi_file, 4 << 20, &doc, err, errsz) !=
+		    WL_OK)
+			goto fail;
+		app->openapi = doc.p;
+		app->openapi_len = doc.len;
+	}
+	if ((app->db = wl_db_new(cfg, dberr, sizeof(dberr))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto fail;
+	}
+	if (*dberr)
+		wl_log(WL_LOG_WARN,
+		       "\"msg\":\"database not reachable yet; will retry\"");
+	return app;
+fail:
+	wl_app_free(app);
+	return NULL;
+}
+
+/* Free the application; NULL is a no-op. */
+void
+wl_app_free(struct wl_app *app)
+{
+	if (app == NULL)
+		return;
+	wl_db_free(app->db);
+	free(app->openapi);
+	free(app);
+}

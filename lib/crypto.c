@@ -1,0 +1,196 @@
+/*
+ * Randomness, digests, MACs, identifiers and base64: thin wrappers over
+ * OpenSSL so that no other file includes it.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "extern.h"
+
+/* Fill buf with n cryptographically random bytes.  Returns WL_OK or
+ * WL_ERR_CRYPTO. */
+int
+wl_random_bytes(void *buf, size_t n)
+{
+	return RAND_bytes(buf, (int)n) == 1 ? WL_OK : WL_ERR_CRYPTO;
+}
+
+static const char crockford[] = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/*
+ * A new public id: prefix, then 26 base32 characters of 48 bits of
+ * millisecond time and 80 random bits.  Time first keeps inserts at the end
+ * of the primary key index; the random part makes ids unguessable.
+ */
+int
+wl_id_new(const char *prefix, char *out)
+{
+	unsigned char raw[16];
+	uint64_t ms = (uint64_t)wl_now_ms();
+	size_t plen = strlen(prefix), i;
+	unsigned acc = 0, bits = 0, o = 0;
+	char enc[27];
+
+	for (i = 0; i < 6; i++)
+		raw[i] = (unsigned char)(ms >> (40 - 8 * i));
+	if (wl_random_bytes(raw + 6, 10) != WL_OK)
+		return WL_ERR_CRYPTO;
+	/* 128 bits -> 26 chars: the first char carries the top 3 bits. */
+	acc = raw[0] >> 5;
+	enc[o++] = crockford[acc];
+	acc = raw[0] & 0x1f;
+	bits = 5;
+	for (i = 1; i < 16; i++) {
+		acc = (acc << 8) | raw[i];
+		bits += 8;
+		while (bits >= 5) {
+			enc[o++] = crockford[(acc >> (bits - 5)) & 0x1f];
+			bits -= 5;
+		}
+	}
+	enc[o] = '\0';
+	if (plen + o + 1 > WL_ID_MAX)
+		return WL_ERR_INVALID;
+	memcpy(out, prefix, plen);
+	memcpy(out + plen, enc, o + 1);
+	return WL_OK;
+}
+
+/* SHA-256 of data into out. */
+void
+wl_sha256(const void *data, size_t n, unsigned char out[32])
+{
+	SHA256(data, n, out);
+}
+
+/* SHA-256 of data as 64 lowercase hex characters plus NUL. */
+void
+wl_sha256_hex(const void *data, size_t n, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char d[32];
+	size_t i;
+
+	SHA256(data, n, d);
+	for (i = 0; i < 32; i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 0xf];
+	}
+	out[64] = '\0';
+}
+
+/* HMAC-SHA256 of msg under key into out. */
+void
+wl_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
+	       unsigned char out[32])
+{
+	unsigned int len = 32;
+
+	HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &len);
+}
+
+/* Constant-time equality of two n-byte regions: 1 equal, 0 not. */
+int
+wl_ct_equal(const void *a, const void *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+static const char b64url[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char b64std[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static size_t
+b64_encode(const char *alpha, int pad, const unsigned char *in, size_t n,
+	   char *out)
+{
+	size_t i, o = 0;
+	uint32_t v;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = alpha[v >> 18];
+		out[o++] = alpha[(v >> 12) & 63];
+		out[o++] = alpha[(v >> 6) & 63];
+		out[o++] = alpha[v & 63];
+	}
+	if (n - i == 1) {
+		v = (uint32_t)in[i] << 16;
+		out[o++] = alpha[v >> 18];
+		out[o++] = alpha[(v >> 12) & 63];
+		if (pad) {
+			out[o++] = '=';
+			out[o++] = '=';
+		}
+	} else if (n - i == 2) {
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+		out[o++] = alpha[v >> 18];
+		out[o++] = alpha[(v >> 12) & 63];
+		out[o++] = alpha[(v >> 6) & 63];
+		if (pad)
+			out[o++] = '=';
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* base64url without padding; returns the encoded length. */
+size_t
+wl_b64url_encode(const unsigned char *in, size_t n, char *out)
+{
+	return b64_encode(b64url, 0, in, n, out);
+}
+
+/* Standard base64 with padding; returns the encoded length. */
+size_t
+wl_b64_encode(const unsigned char *in, size_t n, char *out)
+{
+	return b64_encode(b64std, 1, in, n, out);
+}
+
+static int
+b64url_value(char c)
+{
+	const char *p;
+
+	if (c == '\0' || (p = strchr(b64url, c)) == NULL)
+		return -1;
+	return (int)(p - b64url);
+}
+
+/* Decode unpadded base64url.  Returns the decoded length or -1. */
+long
+wl_b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
+{
+	size_t i, o = 0;
+	uint32_t acc = 0;
+	int bits = 0, v;
+
+	if (n % 4 == 1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((v = b64url_value(in[i])) < 0)
+			return -1;
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= outsz)
+				return -1;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	/* Leftover bits must be zero for a canonical encoding. */
+	if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
+		return -1;
+	return (long)o;
+}

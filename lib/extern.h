@@ -1,0 +1,388 @@
+/*
+ * Internals of libwaitlist, shared by its source files only.
+ */
+#ifndef WL_EXTERN_H
+#define WL_EXTERN_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "waitlist.h"
+
+#define WL_ID_MAX 48	  /* prefix + 26 characters, with room to spare */
+#define WL_TS_MAX 32	  /* YYYY-MM-DDTHH:MM:SS.mmmZ */
+#define WL_SECRET_LEN 32
+
+/* ------------------------------------------------------------------ */
+/* Growable buffers with a hard cap. */
+
+struct wl_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+	size_t max; /* 0: no cap */
+};
+
+int wl_buf_append(struct wl_buf *, const void *, size_t);
+int wl_buf_printf(struct wl_buf *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+void wl_buf_free(struct wl_buf *);
+
+/* ------------------------------------------------------------------ */
+/* Crypto, identifiers and encodings (crypto.c). */
+
+int wl_random_bytes(void *, size_t);
+/* Public id: prefix + 26 Crockford base32 chars (48-bit ms time, 80 random
+ * bits).  out must hold WL_ID_MAX bytes. */
+int wl_id_new(const char *prefix, char *out);
+void wl_sha256(const void *, size_t, unsigned char out[32]);
+void wl_sha256_hex(const void *, size_t, char out[65]);
+void wl_hmac_sha256(const void *key, size_t keylen, const void *msg,
+		    size_t msglen, unsigned char out[32]);
+int wl_ct_equal(const void *, const void *, size_t);
+/* base64url without padding; out needs 4 * ((n + 2) / 3) + 1 bytes. */
+size_t wl_b64url_encode(const unsigned char *, size_t, char *out);
+/* Returns decoded length, or -1 on bad input or when it exceeds outsz. */
+long wl_b64url_decode(const char *, size_t, unsigned char *out, size_t outsz);
+size_t wl_b64_encode(const unsigned char *, size_t, char *out);
+
+/* ------------------------------------------------------------------ */
+/* Time (timeutil.c).  Timestamps are int64 milliseconds since the epoch. */
+
+int64_t wl_now_ms(void);
+void wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX]);
+/* Parse ISO 8601 with an explicit offset ("Z" or +hh:mm).  Returns 0 and
+ * sets *ms, or -1 (including when the offset is missing). */
+int wl_iso_to_ms(const char *, int64_t *ms);
+/* Is s a valid "HH:MM" (00:00..24:00)?  Sets minutes since midnight. */
+int wl_hhmm_parse(const char *s, int *minutes);
+/* Is name an IANA zone known to this system? */
+int wl_tz_valid(const char *name);
+/* Local calendar fields of ms in zone tz. */
+struct wl_local {
+	int year, month, day; /* month 1..12 */
+	int wday;	      /* 0 = Sunday */
+	int minute;	      /* minutes since local midnight */
+};
+int wl_tz_local(const char *tz, int64_t ms, struct wl_local *);
+/* ms of local wall time (y, m, d, minute of day) in tz; minute may be 1440.
+ * For a non-existent wall time (DST gap) the later instant is used. */
+int wl_tz_instant(const char *tz, int y, int m, int d, int minute,
+		  int64_t *ms);
+
+/* ------------------------------------------------------------------ */
+/* JSON helpers (json.c).  Getters return 1 found, 0 absent or null,
+ * -1 present with the wrong type. */
+
+int wl_json_get_string(const cJSON *, const char *, const char **);
+int wl_json_get_bool(const cJSON *, const char *, int *);
+int wl_json_get_int(const cJSON *, const char *, long long *);
+int wl_json_get_object(const cJSON *, const char *, const cJSON **);
+int wl_json_get_array(const cJSON *, const char *, const cJSON **);
+/* Add helpers that tolerate allocation failure at the root's free. */
+cJSON *wl_json_add_str(cJSON *, const char *, const char *); /* NULL: null */
+cJSON *wl_json_add_int(cJSON *, const char *, long long);
+cJSON *wl_json_add_bool(cJSON *, const char *, int);
+cJSON *wl_json_add_ts(cJSON *, const char *, int64_t ms); /* <0: null */
+/* Valid UTF-8 without NUL? */
+int wl_utf8_valid(const char *, size_t);
+size_t wl_utf8_len(const char *); /* code points */
+/* Parse text that must be a JSON object; NULL when it is not. */
+cJSON *wl_json_parse_object(const char *, size_t);
+/* Strings array -> cJSON array. */
+cJSON *wl_json_str_array(char *const *, size_t);
+
+/* ------------------------------------------------------------------ */
+/* Database (sql.c, stmt.c). */
+
+enum wl_stmt {
+	STMT_KEY_BY_DIGEST,
+	STMT_PING,
+	STMT_MIGRATION_LIST,
+	STMT_MIGRATION_ADD,
+	STMT_TENANT_INSERT,
+	STMT_TENANT_GET,
+	STMT_TENANT_UPDATE,
+	STMT_COUNTER_INSERT,
+	STMT_KEY_INSERT,
+	STMT_KEY_REVOKE,
+	STMT_KEY_LIST,
+	STMT_KEY_COUNT_ACTIVE,
+	STMT_BUSINESS_INSERT,
+	STMT_SERVICE_INSERT,
+	STMT_FIELD_INSERT,
+	STMT_QUEUE_INSERT,
+	STMT_QUEUE_SERVICE_INSERT,
+	STMT_QUEUE_FIELD_INSERT,
+	STMT_TENANT_DEMO_EXISTS,
+	STMT__MAX
+};
+
+struct wl_db;
+
+enum wl_sql_type { WL_SQL_NULL, WL_SQL_STR, WL_SQL_INT };
+
+struct wl_sqlval {
+	enum wl_sql_type type;
+	const char *s;
+	size_t len;
+	long long i;
+};
+
+static inline struct wl_sqlval
+wl_sql_str(const char *s)
+{
+	struct wl_sqlval v = {s ? WL_SQL_STR : WL_SQL_NULL, s,
+			      s ? strlen(s) : 0, 0};
+	return v;
+}
+
+#define SQL_STR(x) wl_sql_str(x) /* NULL binds SQL NULL */
+#define SQL_STRN(x, n) ((struct wl_sqlval){WL_SQL_STR, (x), (n), 0})
+#define SQL_INT(x) ((struct wl_sqlval){WL_SQL_INT, NULL, 0, (long long)(x)})
+#define SQL_NULL ((struct wl_sqlval){WL_SQL_NULL, NULL, 0, 0})
+#define SQL_ARGS(...)                                                     \
+	(const struct wl_sqlval[]){__VA_ARGS__},                           \
+	    sizeof((const struct wl_sqlval[]){__VA_ARGS__}) /                  \
+		sizeof(struct wl_sqlval)
+#define SQL_NOARGS NULL, 0
+
+/* Rows of a result, every cell as text; NULL cell = SQL NULL. */
+struct wl_rows {
+	size_t nrows;
+	size_t ncols;
+	char **cell;
+	unsigned long *len;
+};
+
+const char *wl_rows_str(const struct wl_rows *, size_t r, size_t c);
+long long wl_rows_int(const struct wl_rows *, size_t r, size_t c);
+void wl_rows_free(struct wl_rows *);
+
+struct wl_db *wl_db_new(const struct wl_config *, char *err, size_t errsz);
+void wl_db_free(struct wl_db *);
+/*
+ * Run a prepared statement.  rows (may be NULL) receives the result set,
+ * affected (may be NULL) the affected row count.  Outside a transaction a
+ * lost connection is reconnected and the statement tried once more.
+ * Returns WL_OK, WL_ERR_DB_GONE, WL_ERR_DB_RETRY, WL_ERR_CONFLICT
+ * (duplicate key) or WL_ERR_DB.
+ */
+int wl_sql_exec(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
+		size_t nargs, struct wl_rows **rows, unsigned long long *affected);
+/* Like wl_sql_exec for statements without a result. */
+int wl_sql_do(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
+	      size_t nargs);
+/* Plain SQL text without parameters (migrations, session set-up). */
+int wl_sql_raw(struct wl_db *, const char *sql);
+unsigned long long wl_sql_insert_id(struct wl_db *);
+int wl_db_begin(struct wl_db *);
+int wl_db_commit(struct wl_db *);
+int wl_db_rollback(struct wl_db *);
+/* Run fn inside a transaction; retried whole with jittered backoff while
+ * it or the commit fails with WL_ERR_DB_RETRY.  fn returning non-zero
+ * rolls back and that value is returned. */
+int wl_db_txn(struct wl_db *, int (*fn)(struct wl_db *, void *), void *arg);
+const char *wl_db_error(struct wl_db *);
+unsigned wl_db_errno(struct wl_db *); /* server error number of the last failure */
+extern const char *const wl_stmt_sql[STMT__MAX];
+
+/* ------------------------------------------------------------------ */
+/* Scopes, error codes, tenants, keys (auth.c, error.c). */
+
+enum wl_scope {
+	WL_SCOPE_WAITLIST_READ,
+	WL_SCOPE_WAITLIST_WRITE,
+	WL_SCOPE_GUEST_READ,
+	WL_SCOPE_EVENTS_READ,
+	WL_SCOPE_WEBHOOKS_READ,
+	WL_SCOPE_WEBHOOKS_WRITE,
+	WL_SCOPE_ANALYTICS_READ,
+	WL_SCOPE__MAX,
+	WL_SCOPE_NONE = WL_SCOPE__MAX
+};
+extern const char *const wl_scope_names[WL_SCOPE__MAX];
+/* Parse "a,b,c" into a bit mask; -1 on an unknown scope. */
+int wl_scopes_parse(const char *, unsigned *mask);
+
+enum wl_code {
+	WL_C_INVALID_REQUEST,
+	WL_C_INVALID_JSON,
+	WL_C_VALIDATION_FAILED,
+	WL_C_INVALID_CURSOR,
+	WL_C_CURSOR_EXPIRED,
+	WL_C_IDEMPOTENCY_KEY_REQUIRED,
+	WL_C_INVALID_TRANSITION,
+	WL_C_DESTINATION_NOT_ALLOWED,
+	WL_C_PAYLOAD_TOO_LARGE,
+	WL_C_MISSING_API_KEY,
+	WL_C_INVALID_API_KEY,
+	WL_C_EXPIRED_API_KEY,
+	WL_C_REVOKED_API_KEY,
+	WL_C_SUBSCRIPTION_REQUIRED,
+	WL_C_UPGRADE_REQUIRED,
+	WL_C_BILLING_UNAVAILABLE,
+	WL_C_GUEST_ALLOWANCE_EXCEEDED,
+	WL_C_INSUFFICIENT_SCOPE,
+	WL_C_RESOURCE_FORBIDDEN,
+	WL_C_LAUNCH_DISABLED,
+	WL_C_DISABLED_ACCOUNT,
+	WL_C_DEMO_ACCOUNT,
+	WL_C_EMAIL_VERIFICATION_REQUIRED,
+	WL_C_MANAGEMENT_FORBIDDEN,
+	WL_C_NOT_FOUND,
+	WL_C_METHOD_NOT_ALLOWED,
+	WL_C_VERSION_CONFLICT,
+	WL_C_STATUS_CONFLICT,
+	WL_C_BOOKING_UNAVAILABLE,
+	WL_C_QUEUE_UNAVAILABLE,
+	WL_C_IDEMPOTENCY_CONFLICT,
+	WL_C_IDEMPOTENCY_IN_PROGRESS,
+	WL_C_LIMIT_REACHED,
+	WL_C_RATE_LIMITED,
+	WL_C_INTERNAL_ERROR,
+	WL_C_UNAVAILABLE,
+	WL_C__MAX
+};
+const char *wl_code_name(enum wl_code);
+int wl_code_status(enum wl_code);
+
+enum wl_limit {
+	WL_LIMIT_READS,
+	WL_LIMIT_WRITES,
+	WL_LIMIT_TENANT_READS,
+	WL_LIMIT_TENANT_WRITES,
+	WL_LIMIT_ACTIVE_KEYS,
+	WL_LIMIT_WEBHOOK_SUBS,
+	WL_LIMIT_DEFAULT_EXPIRY,
+	WL_LIMIT_MAX_EXPIRY,
+	WL_LIMIT__MAX
+};
+extern const char *const wl_limit_names[WL_LIMIT__MAX];
+extern const long wl_limit_defaults[WL_LIMIT__MAX];
+
+enum wl_state { WL_STATE_ACTIVE, WL_STATE_DISABLED, WL_STATE_DEMO,
+		WL_STATE__MAX };
+extern const char *const wl_state_names[WL_STATE__MAX];
+
+struct wl_tenant {
+	char id[WL_ID_MAX];
+	char *name;
+	char *plan;
+	int public_api;
+	int webhooks;
+	int zapier;
+	enum wl_state state;
+	int email_verified;
+	int billing;
+	long long guest_allowance;
+	long long limits[WL_LIMIT__MAX];
+};
+
+/* Why the API is unavailable to this tenant; WL_C__MAX when it is. */
+enum wl_code wl_tenant_unavailable(const struct wl_tenant *);
+
+enum wl_itype { WL_ITYPE_API, WL_ITYPE_ZAPIER, WL_ITYPE__MAX };
+extern const char *const wl_itype_names[WL_ITYPE__MAX];
+
+struct wl_key {
+	char id[WL_ID_MAX];
+	unsigned scopes;
+	enum wl_itype itype;
+	char **businesses; /* restrictions; empty: all */
+	size_t nbusinesses;
+	char **queues;
+	size_t nqueues;
+	int64_t expires_at; /* ms; 0: never */
+	struct wl_tenant tenant;
+};
+
+void wl_key_clear(struct wl_key *);
+/* Look up the bearer key.  Returns 1 and fills key, or 0 with *code set to
+ * the 401 code, or <0 on a database error (enum wl_err negated). */
+int wl_key_authenticate(struct wl_db *, const char *authorization,
+			struct wl_key *key, enum wl_code *code);
+int wl_key_allows_business(const struct wl_key *, const char *business_id);
+int wl_key_allows_queue(const struct wl_key *, const char *business_id,
+			const char *queue_id);
+/* Generate a new plaintext key "wl_..." and its digest (hex). */
+int wl_key_generate(char *plain, size_t plainsz, char digest_hex[65]);
+/* Split "a,b" into a NULL-free array; returns count or -1. */
+int wl_split_list(const char *, char ***out, size_t *n);
+void wl_strv_free(char **, size_t);
+/* JSON array text -> string vector. */
+int wl_strv_from_json(const char *, char ***, size_t *);
+
+/* ------------------------------------------------------------------ */
+/* The request pipeline (router.c, response.c). */
+
+struct wl_app {
+	const struct wl_config *cfg;
+	struct wl_db *db;
+	unsigned char secret[WL_SECRET_LEN];
+	char *openapi; /* the OpenAPI document, loaded once */
+	size_t openapi_len;
+};
+
+enum wl_method { WL_GET, WL_POST, WL_PATCH, WL_DELETE, WL_METHOD__MAX };
+extern const char *const wl_method_names[WL_METHOD__MAX];
+
+#define WL_MAX_PARAMS 3
+
+struct wl_ctx {
+	struct wl_app *app;
+	const struct wl_http_request *http;
+	struct wl_http_response *resp;
+	int route;	   /* enum wl_route */
+	int authenticated; /* key is filled */
+	struct wl_key key;
+	const char *param[WL_MAX_PARAMS];
+	char parambuf[256 * WL_MAX_PARAMS];
+	const char *tenant_id_for_log;
+};
+
+typedef int (*wl_handler)(struct wl_ctx *);
+
+/* Reply helpers.  Each returns WL_OK so handlers can `return reply(...)`. */
+int wl_reply_json(struct wl_ctx *, int status, cJSON *root); /* frees root */
+int wl_reply_error(struct wl_ctx *, enum wl_code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int wl_reply_empty(struct wl_ctx *, int status);
+int wl_resp_header(struct wl_http_response *, const char *name,
+		   const char *value);
+
+/* Query string: find a parameter (decoded into out).  Returns 1 found,
+ * 0 absent, -1 malformed or too long. */
+int wl_query_get(const char *query, const char *name, char *out,
+		 size_t outsz);
+
+/* Handlers. */
+int wl_h_me(struct wl_ctx *);
+int wl_h_health(struct wl_ctx *);
+int wl_h_openapi(struct wl_ctx *);
+
+/* Tenants (tenant.c). */
+int wl_tenant_from_row(const struct wl_rows *, size_t r, size_t c0,
+		       struct wl_tenant *);
+void wl_tenant_clear(struct wl_tenant *);
+cJSON *wl_limits_json(const struct wl_tenant *);
+
+/* Keys and tenant settings (admin.c), shared with seeding. */
+int wl_key_insert(struct wl_db *, const struct wl_tenant *,
+		  const char *scopes_csv, const char *biz_json,
+		  const char *queue_json, long long days, const char *type,
+		  char *id, char *plain, size_t plainsz, char *err,
+		  size_t errsz);
+int wl_tenant_apply(struct wl_tenant *, const char *name, const char *value,
+		    char *err, size_t errsz);
+int wl_tenant_store(struct wl_db *, const struct wl_tenant *);
+
+/* Opening hours (hours.c). */
+extern const char *const wl_day_names[7]; /* indexed by tm_wday */
+cJSON *wl_hours_normalize(const cJSON *in, const cJSON *base,
+			  const char *what, char *err, size_t errsz);
+
+#endif

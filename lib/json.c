@@ -1,0 +1,253 @@
+/*
+ * Typed access to cJSON trees, so that handlers never walk raw nodes, and
+ * the UTF-8 check every client string passes.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "extern.h"
+
+/* Getters return 1 found, 0 absent or null, -1 wrong type. */
+int
+wl_json_get_string(const cJSON *obj, const char *name, const char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	*out = NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return -1;
+	*out = v->valuestring;
+	return 1;
+}
+
+int
+wl_json_get_bool(const cJSON *obj, const char *name, int *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	*out = 0;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsBool(v))
+		return -1;
+	*out = cJSON_IsTrue(v);
+	return 1;
+}
+
+/* An integer: a JSON number with no fractional part within +-2^53. */
+int
+wl_json_get_int(const cJSON *obj, const char *name, long long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+	double d;
+
+	*out = 0;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return -1;
+	d = v->valuedouble;
+	if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+		return -1;
+	*out = (long long)d;
+	return 1;
+}
+
+int
+wl_json_get_object(const cJSON *obj, const char *name, const cJSON **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	*out = NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsObject(v))
+		return -1;
+	*out = v;
+	return 1;
+}
+
+int
+wl_json_get_array(const cJSON *obj, const char *name, const cJSON **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	*out = NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsArray(v))
+		return -1;
+	*out = v;
+	return 1;
+}
+
+/*
+ * Adders attach the new item to its parent at once; on allocation failure
+ * they return NULL and the caller's eventual check of the printed root
+ * catches it.  A NULL string becomes JSON null.
+ */
+cJSON *
+wl_json_add_str(cJSON *obj, const char *name, const char *s)
+{
+	return s ? cJSON_AddStringToObject(obj, name, s)
+		 : cJSON_AddNullToObject(obj, name);
+}
+
+cJSON *
+wl_json_add_int(cJSON *obj, const char *name, long long v)
+{
+	return cJSON_AddNumberToObject(obj, name, (double)v);
+}
+
+cJSON *
+wl_json_add_bool(cJSON *obj, const char *name, int v)
+{
+	return cJSON_AddBoolToObject(obj, name, v ? 1 : 0);
+}
+
+/* A timestamp in the response format; ms < 0 writes null. */
+cJSON *
+wl_json_add_ts(cJSON *obj, const char *name, int64_t ms)
+{
+	char ts[WL_TS_MAX];
+
+	if (ms < 0)
+		return cJSON_AddNullToObject(obj, name);
+	wl_ms_to_iso(ms, ts);
+	return cJSON_AddStringToObject(obj, name, ts);
+}
+
+/* A JSON array of the given strings. */
+cJSON *
+wl_json_str_array(char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+/* 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or NUL). */
+int
+wl_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		unsigned c = *p;
+		size_t len, i;
+		unsigned cp;
+
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+		} else
+			return 0;
+		if ((size_t)(end - p) < len)
+			return 0;
+		for (i = 1; i < len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		p += len;
+	}
+	return 1;
+}
+
+/* Number of code points of a valid UTF-8 string. */
+size_t
+wl_utf8_len(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* 1 when the JSON text holds a \u0000 escape (outside an escaped '\\'). */
+static int
+has_nul_escape(const char *t, size_t n)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < n; i++) {
+		if (t[i] == '\\') {
+			run++;
+			continue;
+		}
+		if (run % 2 == 1 && t[i] == 'u' && i + 4 < n &&
+		    memcmp(t + i + 1, "0000", 4) == 0)
+			return 1;
+		run = 0;
+	}
+	return 0;
+}
+
+/* 1 when some object in the tree repeats a member name. */
+static int
+has_duplicate_keys(const cJSON *node)
+{
+	const cJSON *a, *b;
+
+	for (a = node->child; a; a = a->next) {
+		if (cJSON_IsObject(node))
+			for (b = a->next; b; b = b->next)
+				if (strcmp(a->string, b->string) == 0)
+					return 1;
+		if (a->child && has_duplicate_keys(a))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Parse a request body that must be one JSON object of valid UTF-8.
+ * cJSON would silently cut strings at a \u0000 escape and keep only the
+ * first of duplicate members, so both are refused here.  NULL when the
+ * text is not such an object.
+ */
+cJSON *
+wl_json_parse_object(const char *text, size_t n)
+{
+	const char *end = NULL;
+	cJSON *root;
+
+	if (!wl_utf8_valid(text, n) || has_nul_escape(text, n))
+		return NULL;
+	root = cJSON_ParseWithLengthOpts(text, n, &end, 0);
+	if (root == NULL)
+		return NULL;
+	while (end && (size_t)(end - text) < n && *end != '\0' &&
+	       strchr(" \t\r\n", *end) != NULL)
+		end++;
+	if (!cJSON_IsObject(root) || (end && (size_t)(end - text) != n) ||
+	    has_duplicate_keys(root)) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}

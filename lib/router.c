@@ -1,0 +1,276 @@
+/*
+ * The request pipeline: route table, then the checks every request passes
+ * in order (route, key, eligibility, scope, body), then the handler, then
+ * one log line.  Nothing here knows about FastCGI.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+#include "extern.h"
+
+#define F_PUBLIC 0x1	 /* no key needed */
+#define F_ANY_STATE 0x2	 /* answers whatever the tenant's eligibility */
+
+enum wl_route {
+	R_HEALTH,
+	R_OPENAPI,
+	R_ME,
+	R__MAX
+};
+
+static const struct route {
+	enum wl_method method;
+	const char *pattern; /* "{}" matches one path segment */
+	enum wl_scope scope; /* WL_SCOPE_NONE: no scope needed */
+	unsigned flags;
+	wl_handler handler;
+} routes[R__MAX] = {
+    [R_HEALTH] = {WL_GET, "/health", WL_SCOPE_NONE, F_PUBLIC, wl_h_health},
+    [R_OPENAPI] = {WL_GET, "/openapi.json", WL_SCOPE_NONE, F_PUBLIC,
+		   wl_h_openapi},
+    [R_ME] = {WL_GET, "/me", WL_SCOPE_NONE, F_ANY_STATE, wl_h_me},
+};
+
+/*
+ * Match path against pattern, copying parameters into ctx.  Returns 1 on
+ * a match.
+ */
+static int
+match(const char *pattern, const char *path, struct wl_ctx *ctx)
+{
+	const char *p = pattern, *s = path;
+	size_t np = 0, used = 0;
+
+	while (*p && *s) {
+		if (*p != '/' || *s != '/')
+			return 0;
+		p++;
+		s++;
+		if (strncmp(p, "{}", 2) == 0) {
+			size_t n = strcspn(s, "/");
+			if (n == 0 || np == WL_MAX_PARAMS ||
+			    used + n + 1 > sizeof(ctx->parambuf))
+				return 0;
+			memcpy(ctx->parambuf + used, s, n);
+			ctx->parambuf[used + n] = '\0';
+			ctx->param[np++] = ctx->parambuf + used;
+			used += n + 1;
+			p += 2;
+			s += n;
+		} else {
+			size_t n = strcspn(p, "/");
+			if (strncmp(p, s, n) != 0 || (s[n] != '/' && s[n]))
+				return 0;
+			p += n;
+			s += n;
+		}
+	}
+	return *p == '\0' && *s == '\0';
+}
+
+static int
+parse_method(const char *m)
+{
+	int i;
+
+	for (i = 0; m && i < WL_METHOD__MAX; i++)
+		if (strcmp(m, wl_method_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Find the route.  Returns the route index, or -1 with *code set to 404
+ * or 405 (and the Allow header added for 405).
+ */
+static int
+find_route(struct wl_ctx *ctx, const char *path, enum wl_code *code)
+{
+	int method = parse_method(ctx->http->method), i, any = 0;
+	char allow[64] = "";
+
+	for (i = 0; i < R__MAX; i++) {
+		if (!match(routes[i].pattern, path, ctx))
+			continue;
+		if ((int)routes[i].method == method)
+			return i;
+		any = 1;
+		if (*allow)
+			strcat(allow, ", ");
+		strcat(allow, wl_method_names[routes[i].method]);
+	}
+	*code = WL_C_NOT_FOUND;
+	if (any) {
+		*code = WL_C_METHOD_NOT_ALLOWED;
+		wl_resp_header(ctx->resp, "Allow", allow);
+	}
+	return -1;
+}
+
+static void
+set_request_id(const struct wl_http_request *req,
+	       struct wl_http_response *resp)
+{
+	const char *p = req->request_id;
+	size_t n = p ? strlen(p) : 0, i;
+	int ok = n > 0 && n < sizeof(resp->request_id);
+
+	for (i = 0; ok && i < n; i++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '-' && p[i] != '_')
+			ok = 0;
+	if (ok)
+		memcpy(resp->request_id, p, n + 1);
+	else if (wl_id_new("req_", resp->request_id) != WL_OK)
+		snprintf(resp->request_id, sizeof(resp->request_id), "req_0");
+}
+
+static int
+is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	return ct && strncasecmp(ct, "application/json", n) == 0 &&
+	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* The checks of an authenticated request, in order; 0 to go on, else the
+ * reply has been made. */
+static int
+gate(struct wl_ctx *ctx, const struct route *rt)
+{
+	enum wl_code code;
+	int rc;
+
+	rc = wl_key_authenticate(ctx->app->db, ctx->http->authorization,
+				 &ctx->key, &code);
+	if (rc < 0)
+		return -rc;
+	if (rc == 0) {
+		wl_reply_error(ctx, code, "%s",
+			       code == WL_C_MISSING_API_KEY
+				   ? "an Authorization: Bearer key is required"
+			       : code == WL_C_EXPIRED_API_KEY
+				   ? "the API key has expired"
+			       : code == WL_C_REVOKED_API_KEY
+				   ? "the API key has been revoked"
+				   : "the API key is not valid");
+		return -1;
+	}
+	ctx->authenticated = 1;
+	if (!(rt->flags & F_ANY_STATE) &&
+	    (code = wl_tenant_unavailable(&ctx->key.tenant)) != WL_C__MAX) {
+		wl_reply_error(ctx, code,
+			       "the integration API is unavailable for this "
+			       "account: %s",
+			       wl_code_name(code));
+		return -1;
+	}
+	if (rt->scope != WL_SCOPE_NONE &&
+	    !(ctx->key.scopes & (1u << rt->scope))) {
+		wl_reply_error(ctx, WL_C_INSUFFICIENT_SCOPE,
+			       "this operation needs the scope %s",
+			       wl_scope_names[rt->scope]);
+		return -1;
+	}
+	if (ctx->http->body_too_large) {
+		wl_reply_error(ctx, WL_C_PAYLOAD_TOO_LARGE,
+			       "request body exceeds %d bytes", WL_BODY_MAX);
+		return -1;
+	}
+	if (rt->method != WL_GET && rt->method != WL_DELETE &&
+	    !is_json_type(ctx->http->content_type)) {
+		wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+			       "Content-Type must be application/json");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+log_request(const struct wl_ctx *ctx, int route, double ms)
+{
+	enum wl_log_level lvl = ctx->resp->status >= 500 ? WL_LOG_ERROR
+							 : WL_LOG_INFO;
+	char method[16];
+
+	snprintf(method, sizeof(method), "%s",
+		 parse_method(ctx->http->method) >= 0 ? ctx->http->method
+						      : "OTHER");
+	wl_log(lvl,
+	       "\"msg\":\"request\",\"requestId\":\"%s\",\"tenantId\":%s%s%s,"
+	       "\"keyId\":%s%s%s,\"method\":\"%s\",\"route\":\"%s\","
+	       "\"status\":%d,\"durationMs\":%.3f",
+	       ctx->resp->request_id, ctx->authenticated ? "\"" : "",
+	       ctx->authenticated ? ctx->key.tenant.id : "null",
+	       ctx->authenticated ? "\"" : "", ctx->authenticated ? "\"" : "",
+	       ctx->authenticated ? ctx->key.id : "null",
+	       ctx->authenticated ? "\"" : "", method,
+	       route >= 0 ? routes[route].pattern : "unmatched",
+	       ctx->resp->status, ms);
+}
+
+/* Answer one request; see waitlist.h. */
+void
+wl_handle(struct wl_app *app, const struct wl_http_request *req,
+	  struct wl_http_response *resp)
+{
+	struct wl_ctx ctx;
+	struct timespec t0, t1;
+	const char *path = req->path ? req->path : "";
+	size_t blen = strlen(WL_BASE_PATH);
+	enum wl_code code;
+	int route = -1, rc = WL_OK;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(resp, 0, sizeof(*resp));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.app = app;
+	ctx.http = req;
+	ctx.resp = resp;
+	set_request_id(req, resp);
+	wl_resp_header(resp, "X-Request-Id", resp->request_id);
+
+	if (strncmp(path, WL_BASE_PATH, blen) != 0 ||
+	    (path[blen] != '/' && path[blen] != '\0')) {
+		wl_reply_error(&ctx, WL_C_NOT_FOUND, "no such route");
+		goto out;
+	}
+	if ((route = find_route(&ctx, path + blen, &code)) < 0) {
+		wl_reply_error(&ctx, code,
+			       code == WL_C_NOT_FOUND
+				   ? "no such route"
+				   : "method not allowed on this route");
+		goto out;
+	}
+	ctx.route = route;
+	if (!(routes[route].flags & F_PUBLIC) &&
+	    (rc = gate(&ctx, &routes[route])) != 0)
+		goto done;
+	rc = routes[route].handler(&ctx);
+done:
+	if (rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY) {
+		wl_log(WL_LOG_WARN, "\"msg\":\"database unavailable\","
+		       "\"requestId\":\"%s\"", resp->request_id);
+		wl_reply_error(&ctx, WL_C_UNAVAILABLE,
+			       "the service is temporarily unavailable; retry "
+			       "later");
+	} else if (rc > 0) {
+		wl_log(WL_LOG_ERROR, "\"msg\":\"handler failed\","
+		       "\"requestId\":\"%s\",\"error\":\"%s\"",
+		       resp->request_id, wl_strerror((enum wl_err)rc));
+		wl_reply_error(&ctx, WL_C_INTERNAL_ERROR, "internal error");
+	}
+out:
+	if (resp->status == 0)
+		wl_reply_error(&ctx, WL_C_INTERNAL_ERROR, "no response");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_request(&ctx, route,
+		    (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (ctx.authenticated)
+		wl_key_clear(&ctx.key);
+}

@@ -1,0 +1,526 @@
+/*
+ * waitlistctl seed: load a fixture (OPERATIONS.md) in one transaction and
+ * print {"refs": {ref: id or plaintext key}}.  Omitted fields take the
+ * service's defaults.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "extern.h"
+
+struct seed {
+	struct wl_db *db;
+	const cJSON *fixture;
+	cJSON *refs;	/* ref -> id (keys: plaintext) */
+	cJSON *local;	/* ref -> id of businesses, services, fields, queues */
+	char *err;
+	size_t errsz;
+	int64_t now;
+};
+
+static int
+bad(struct seed *s, const char *path, const char *what)
+{
+	snprintf(s->err, s->errsz, "%s: %s", path, what);
+	return WL_ERR_INVALID;
+}
+
+static int
+add_ref(struct seed *s, const cJSON *o, const char *id, const char *plain,
+	const char *path)
+{
+	const char *ref;
+
+	if (wl_json_get_string(o, "ref", &ref) < 0)
+		return bad(s, path, "ref must be a string");
+	if (ref == NULL)
+		return WL_OK;
+	if (cJSON_GetObjectItemCaseSensitive(s->refs, ref))
+		return bad(s, path, "duplicate ref");
+	cJSON_AddStringToObject(s->refs, ref, plain ? plain : id);
+	cJSON_AddStringToObject(s->local, ref, id);
+	return WL_OK;
+}
+
+/* Resolve a ref (or a literal id) to an id. */
+static const char *
+resolve(struct seed *s, const char *ref)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->local, ref);
+
+	return cJSON_IsString(v) ? v->valuestring : ref;
+}
+
+static int
+get_flag(struct seed *s, const cJSON *o, const char *name, int def, int *out,
+	 const char *path)
+{
+	int rc = wl_json_get_bool(o, name, out);
+	char msg[96];
+
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "%s must be a boolean", name);
+		return bad(s, path, msg);
+	}
+	if (rc == 0)
+		*out = def;
+	return WL_OK;
+}
+
+static int
+get_num(struct seed *s, const cJSON *o, const char *name, long long def,
+	long long min, long long max, long long *out, const char *path)
+{
+	int rc = wl_json_get_int(o, name, out);
+	char msg[128];
+
+	if (rc == 0)
+		*out = def;
+	if (rc < 0 || *out < min || *out > max) {
+		snprintf(msg, sizeof(msg), "%s must be a whole number from %lld "
+			 "to %lld", name, min, max);
+		return bad(s, path, msg);
+	}
+	return WL_OK;
+}
+
+static int
+get_text(struct seed *s, const cJSON *o, const char *name, const char *def,
+	 size_t maxlen, const char **out, const char *path)
+{
+	int rc = wl_json_get_string(o, name, out);
+	char msg[96];
+
+	if (rc == 0)
+		*out = def;
+	if (rc < 0 || *out == NULL || **out == '\0' ||
+	    wl_utf8_len(*out) > maxlen) {
+		snprintf(msg, sizeof(msg), "%s must be a non-empty string of at "
+			 "most %zu characters", name, maxlen);
+		return bad(s, path, msg);
+	}
+	return WL_OK;
+}
+
+static int
+get_zone(struct seed *s, const cJSON *o, const char **tz, const char *path)
+{
+	if (wl_json_get_string(o, "timeZone", tz) < 0 ||
+	    (*tz && !wl_tz_valid(*tz)))
+		return bad(s, path, "timeZone must be an IANA zone or null");
+	return WL_OK;
+}
+
+static int
+seed_service(struct seed *s, const cJSON *o, const char *tenant,
+	     const char *biz, const char *path)
+{
+	const char *name;
+	long long dur;
+	int active, rc;
+	char id[WL_ID_MAX];
+
+	if ((rc = get_text(s, o, "serviceName", NULL, 200, &name, path)) ||
+	    (rc = get_num(s, o, "baseDurationMinutes", 30, 1, 1440, &dur,
+			  path)) ||
+	    (rc = get_flag(s, o, "isActive", 1, &active, path)))
+		return rc;
+	if (wl_id_new("svc_", id) != WL_OK)
+		return WL_ERR_CRYPTO;
+	if ((rc = wl_sql_do(s->db, STMT_SERVICE_INSERT,
+			    SQL_ARGS(SQL_STR(id), SQL_STR(tenant),
+				     SQL_STR(biz), SQL_STR(name), SQL_INT(dur),
+				     SQL_INT(active)))) != WL_OK)
+		return rc;
+	return add_ref(s, o, id, NULL, path);
+}
+
+static int
+seed_field(struct seed *s, const cJSON *o, const char *tenant,
+	   const char *biz, const char *path)
+{
+	const char *label, *type;
+	const cJSON *opts, *it;
+	char id[WL_ID_MAX], *otext = NULL;
+	int req, pub, rc;
+
+	if ((rc = get_text(s, o, "label", NULL, 200, &label, path)) ||
+	    (rc = get_text(s, o, "type", "text", 16, &type, path)) ||
+	    (rc = get_flag(s, o, "required", 0, &req, path)) ||
+	    (rc = get_flag(s, o, "public", 1, &pub, path)))
+		return rc;
+	if (strcmp(type, "text") && strcmp(type, "number") &&
+	    strcmp(type, "select"))
+		return bad(s, path, "type must be text, number or select");
+	if (wl_json_get_array(o, "options", &opts) < 0)
+		return bad(s, path, "options must be an array");
+	cJSON_ArrayForEach(it, opts) {
+		const char *v, *l;
+		if (!cJSON_IsObject(it) || wl_json_get_string(it, "value", &v) != 1 ||
+		    wl_json_get_string(it, "label", &l) != 1)
+			return bad(s, path, "each option needs value and label "
+				   "strings");
+	}
+	if (strcmp(type, "select") == 0 &&
+	    (opts == NULL || cJSON_GetArraySize(opts) == 0))
+		return bad(s, path, "a select field needs options");
+	if (opts && (otext = cJSON_PrintUnformatted(opts)) == NULL)
+		return WL_ERR_NOMEM;
+	if (wl_id_new("cf_", id) != WL_OK) {
+		free(otext);
+		return WL_ERR_CRYPTO;
+	}
+	rc = wl_sql_do(s->db, STMT_FIELD_INSERT,
+		       SQL_ARGS(SQL_STR(id), SQL_STR(tenant), SQL_STR(biz),
+				SQL_STR(label), SQL_STR(type), SQL_INT(req),
+				SQL_INT(pub), SQL_STR(otext)));
+	free(otext);
+	return rc ? rc : add_ref(s, o, id, NULL, path);
+}
+
+static int
+link_all(struct seed *s, const cJSON *o, const char *name, const char *qid,
+	 enum wl_stmt stmt, const char *path)
+{
+	const cJSON *a, *it;
+	int pos = 0, rc;
+
+	if (wl_json_get_array(o, name, &a) < 0)
+		return bad(s, path, "services and customFields must be arrays "
+			   "of refs");
+	cJSON_ArrayForEach(it, a) {
+		if (!cJSON_IsString(it))
+			return bad(s, path, "services and customFields must "
+				   "be arrays of refs");
+		rc = wl_sql_do(s->db, stmt,
+			       SQL_ARGS(SQL_STR(qid),
+					SQL_STR(resolve(s, it->valuestring)),
+					SQL_INT(pos++)));
+		if (rc == WL_ERR_CONFLICT)
+			return bad(s, path, "a service or field is listed twice");
+		if (rc != WL_OK)
+			return rc;
+	}
+	return WL_OK;
+}
+
+static int
+seed_queue(struct seed *s, const cJSON *o, const char *tenant,
+	   const char *biz, const char *path)
+{
+	const char *name, *tz;
+	const cJSON *av = NULL, *wh = NULL, *bh = NULL;
+	cJSON *work = NULL, *book = NULL;
+	char id[WL_ID_MAX], *wtext = NULL, *btext = NULL, what[300];
+	int wi_on, wi_p, b_on, b_p, sreq, rc;
+	long long slot, cap;
+
+	if ((rc = get_text(s, o, "name", NULL, 200, &name, path)) ||
+	    (rc = get_zone(s, o, &tz, path)))
+		return rc;
+	if (wl_json_get_object(o, "workingHours", &wh) < 0 ||
+	    wl_json_get_object(o, "availability", &av) < 0 ||
+	    (av && wl_json_get_object(av, "bookingHours", &bh) < 0))
+		return bad(s, path, "workingHours, availability and "
+			   "bookingHours must be objects");
+	if (bh && bh->child == NULL)
+		bh = NULL; /* {} means "same as workingHours" */
+	if ((rc = get_flag(s, av, "walkInsEnabled", 1, &wi_on, path)) ||
+	    (rc = get_flag(s, av, "walkInsPaused", 0, &wi_p, path)) ||
+	    (rc = get_flag(s, av, "bookingsEnabled", 1, &b_on, path)) ||
+	    (rc = get_flag(s, av, "bookingsPaused", 0, &b_p, path)) ||
+	    (rc = get_flag(s, av, "serviceRequired", 0, &sreq, path)) ||
+	    (rc = get_num(s, av, "bookingSlotMinutes", 15, 1, 1440, &slot,
+			  path)) ||
+	    (rc = get_num(s, av, "bookingCapacity", 1, 1, 100000, &cap, path)))
+		return rc;
+	if (snprintf(what, sizeof(what), "%s.workingHours", path) < 0)
+		return WL_ERR_INVALID;
+	if ((work = wl_hours_normalize(wh, NULL, what, s->err, s->errsz)) ==
+	    NULL)
+		return WL_ERR_INVALID;
+	rc = WL_ERR_INVALID;
+	if (snprintf(what, sizeof(what), "%s.availability.bookingHours",
+		     path) < 0)
+		goto out;
+	if ((book = wl_hours_normalize(bh, work, what, s->err, s->errsz)) ==
+	    NULL)
+		goto out;
+	wtext = cJSON_PrintUnformatted(work);
+	btext = cJSON_PrintUnformatted(book);
+	rc = WL_ERR_NOMEM;
+	if (wtext == NULL || btext == NULL)
+		goto out;
+	rc = WL_ERR_CRYPTO;
+	if (wl_id_new("que_", id) != WL_OK)
+		goto out;
+	rc = wl_sql_do(s->db, STMT_QUEUE_INSERT,
+		       SQL_ARGS(SQL_STR(id), SQL_STR(tenant), SQL_STR(biz),
+				SQL_STR(name), SQL_STR(tz), SQL_STR(wtext),
+				SQL_INT(wi_on), SQL_INT(wi_p), SQL_INT(b_on),
+				SQL_INT(b_p), SQL_INT(slot), SQL_STR(btext),
+				SQL_INT(cap), SQL_INT(sreq), SQL_INT(s->now),
+				SQL_INT(s->now)));
+	if (rc == WL_OK)
+		rc = link_all(s, o, "services", id, STMT_QUEUE_SERVICE_INSERT,
+			      path);
+	if (rc == WL_OK)
+		rc = link_all(s, o, "customFields", id,
+			      STMT_QUEUE_FIELD_INSERT, path);
+	if (rc == WL_OK)
+		rc = add_ref(s, o, id, NULL, path);
+out:
+	cJSON_Delete(work);
+	cJSON_Delete(book);
+	free(wtext);
+	free(btext);
+	return rc;
+}
+
+/* Run fn over each object of array o[name], with a path for messages. */
+#define EACH(s, o, name, path, fn, ...)                                     \
+	do {                                                                \
+		const cJSON *arr_, *it_;                                    \
+		char p_[400];                                               \
+		int i_ = 0, rc_;                                            \
+		if (wl_json_get_array((o), (name), &arr_) < 0)              \
+			return bad((s), (path), name " must be an array");  \
+		cJSON_ArrayForEach(it_, arr_) {                             \
+			if (snprintf(p_, sizeof(p_), "%s." name "[%d]",     \
+				     (path), i_++) < 0)                     \
+				return WL_ERR_INVALID;                      \
+			if (!cJSON_IsObject(it_))                           \
+				return bad((s), p_, "must be an object");   \
+			if ((rc_ = fn((s), it_, __VA_ARGS__, p_)) != WL_OK) \
+				return rc_;                                 \
+		}                                                           \
+	} while (0)
+
+static int
+seed_business(struct seed *s, const cJSON *o, const char *tenant,
+	      const char *path)
+{
+	const char *name, *slug, *tz;
+	char id[WL_ID_MAX];
+	int rc;
+
+	if ((rc = get_text(s, o, "name", NULL, 200, &name, path)) ||
+	    (rc = get_text(s, o, "slug", name, 200, &slug, path)) ||
+	    (rc = get_zone(s, o, &tz, path)))
+		return rc;
+	if (wl_id_new("biz_", id) != WL_OK)
+		return WL_ERR_CRYPTO;
+	if ((rc = wl_sql_do(s->db, STMT_BUSINESS_INSERT,
+			    SQL_ARGS(SQL_STR(id), SQL_STR(tenant),
+				     SQL_STR(name), SQL_STR(slug), SQL_STR(tz),
+				     SQL_INT(s->now), SQL_INT(s->now)))) !=
+	    WL_OK)
+		return rc;
+	if ((rc = add_ref(s, o, id, NULL, path)) != WL_OK)
+		return rc;
+	EACH(s, o, "services", path, seed_service, tenant, id);
+	EACH(s, o, "customFields", path, seed_field, tenant, id);
+	EACH(s, o, "queues", path, seed_queue, tenant, id);
+	return WL_OK;
+}
+
+/* A JSON array of resolved refs, as the key's restriction text. */
+static char *
+ids_json(struct seed *s, const cJSON *a)
+{
+	const cJSON *it;
+	cJSON *out = cJSON_CreateArray();
+	char *text;
+
+	cJSON_ArrayForEach(it, a)
+		cJSON_AddItemToArray(out,
+				     cJSON_CreateString(resolve(s, it->valuestring)));
+	text = cJSON_PrintUnformatted(out);
+	cJSON_Delete(out);
+	return text;
+}
+
+static int
+all_strings(const cJSON *a)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, a) if (!cJSON_IsString(it)) return 0;
+	return 1;
+}
+
+static int
+seed_key(struct seed *s, const cJSON *o, const struct wl_tenant *t,
+	 const char *path)
+{
+	const cJSON *scopes, *biz, *queues, *it;
+	const char *type;
+	char id[WL_ID_MAX], plain[128];
+	char *bj = NULL, *qj = NULL;
+	struct wl_buf csv = {0};
+	long long days;
+	int rc;
+
+	if (wl_json_get_array(o, "scopes", &scopes) < 0 ||
+	    wl_json_get_array(o, "businesses", &biz) < 0 ||
+	    wl_json_get_array(o, "queues", &queues) < 0 ||
+	    (scopes && !all_strings(scopes)) || (biz && !all_strings(biz)) ||
+	    (queues && !all_strings(queues)))
+		return bad(s, path, "scopes, businesses and queues must be "
+			   "arrays of strings");
+	if ((rc = get_num(s, o, "expiresInDays", 0, 0, 36500, &days, path)) ||
+	    (rc = get_text(s, o, "integrationType", "api", 16, &type, path)))
+		return rc;
+	if (scopes == NULL)
+		wl_buf_printf(&csv, "waitlist:read,waitlist:write");
+	cJSON_ArrayForEach(it, scopes)
+		wl_buf_printf(&csv, "%s%s", csv.len ? "," : "", it->valuestring);
+	bj = ids_json(s, biz);
+	qj = ids_json(s, queues);
+	rc = WL_ERR_NOMEM;
+	if (bj && qj)
+		rc = wl_key_insert(s->db, t, csv.p ? csv.p : "", bj, qj, days,
+				   type, id, plain, sizeof(plain), s->err,
+				   s->errsz);
+	if (rc == WL_ERR_INVALID || rc == WL_ERR_LIMIT) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", s->err);
+		bad(s, path, msg);
+	}
+	if (rc == WL_OK)
+		rc = add_ref(s, o, id, plain, path);
+	free(bj);
+	free(qj);
+	wl_buf_free(&csv);
+	return rc;
+}
+
+static int
+seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
+{
+	struct wl_tenant t = {0};
+	const char *name, *plan, *state;
+	const cJSON *limits = NULL;
+	long long *l = t.limits;
+	size_t i;
+	int rc;
+
+	(void)unused;
+	if ((rc = get_text(s, o, "name", NULL, 200, &name, path)) ||
+	    (rc = get_text(s, o, "plan", "pro", 64, &plan, path)) ||
+	    (rc = get_text(s, o, "state", "active", 16, &state, path)) ||
+	    (rc = get_flag(s, o, "publicApi", 1, &t.public_api, path)) ||
+	    (rc = get_flag(s, o, "webhooks", 1, &t.webhooks, path)) ||
+	    (rc = get_flag(s, o, "zapier", 0, &t.zapier, path)) ||
+	    (rc = get_flag(s, o, "emailVerified", 1, &t.email_verified, path)) ||
+	    (rc = get_flag(s, o, "billingAvailable", 1, &t.billing, path)) ||
+	    (rc = get_num(s, o, "guestAllowance", 10000, 0, 1000000000,
+			  &t.guest_allowance, path)))
+		return rc;
+	for (i = 0; i < WL_STATE__MAX; i++)
+		if (strcmp(state, wl_state_names[i]) == 0)
+			t.state = (enum wl_state)i;
+	if (strcmp(state, wl_state_names[t.state]) != 0)
+		return bad(s, path, "state must be active, disabled or demo");
+	if (wl_json_get_object(o, "limits", &limits) < 0)
+		return bad(s, path, "limits must be an object");
+	for (const cJSON *it = limits ? limits->child : NULL; it; it = it->next) {
+		for (i = 0; i < WL_LIMIT__MAX; i++)
+			if (strcmp(it->string, wl_limit_names[i]) == 0)
+				break;
+		if (i == WL_LIMIT__MAX)
+			return bad(s, path, "unknown limit name in limits");
+	}
+	for (i = 0; i < WL_LIMIT__MAX; i++)
+		if ((rc = get_num(s, limits, wl_limit_names[i],
+				  wl_limit_defaults[i], 0, 1000000000, &l[i],
+				  path)))
+			return rc;
+	if (wl_id_new("ten_", t.id) != WL_OK)
+		return WL_ERR_CRYPTO;
+	t.name = (char *)name;
+	t.plan = (char *)plan;
+	rc = wl_sql_do(s->db, STMT_TENANT_INSERT,
+		       SQL_ARGS(SQL_STR(t.id), SQL_STR(name), SQL_STR(plan),
+				SQL_INT(t.public_api), SQL_INT(t.webhooks),
+				SQL_INT(t.zapier), SQL_STR(state),
+				SQL_INT(t.email_verified), SQL_INT(t.billing),
+				SQL_INT(t.guest_allowance), SQL_INT(l[0]),
+				SQL_INT(l[1]), SQL_INT(l[2]), SQL_INT(l[3]),
+				SQL_INT(l[4]), SQL_INT(l[5]), SQL_INT(l[6]),
+				SQL_INT(l[7]), SQL_INT(s->now),
+				SQL_INT(s->now)));
+	if (rc == WL_OK)
+		rc = wl_sql_do(s->db, STMT_COUNTER_INSERT,
+			       SQL_ARGS(SQL_STR(t.id)));
+	if (rc == WL_OK)
+		rc = add_ref(s, o, t.id, NULL, path);
+	if (rc != WL_OK)
+		return rc;
+	EACH(s, o, "businesses", path, seed_business, t.id);
+	EACH(s, o, "keys", path, seed_key, &t);
+	return WL_OK;
+}
+
+static int
+seed_all(struct wl_db *db, void *arg)
+{
+	struct seed *s = arg;
+
+	(void)db;
+	cJSON_Delete(s->refs);
+	cJSON_Delete(s->local);
+	s->refs = cJSON_CreateObject();
+	s->local = cJSON_CreateObject();
+	if (s->refs == NULL || s->local == NULL)
+		return WL_ERR_NOMEM;
+	EACH(s, s->fixture, "tenants", "fixture", seed_tenant, 0);
+	return WL_OK;
+}
+
+/* Load fixture_json; see the top of this file. */
+int
+wl_admin_seed(struct wl_app *app, const char *fixture_json, FILE *out,
+	      char *err, size_t errsz)
+{
+	struct seed s = {0};
+	cJSON *root = NULL;
+	char *text;
+	int rc;
+
+	*err = '\0';
+	s.db = app->db;
+	s.err = err;
+	s.errsz = errsz;
+	s.now = wl_now_ms();
+	if ((s.fixture = cJSON_Parse(fixture_json)) == NULL ||
+	    !cJSON_IsObject(s.fixture)) {
+		snprintf(err, errsz, "the fixture is not a JSON object");
+		rc = WL_ERR_INVALID;
+		goto out;
+	}
+	rc = wl_db_txn(app->db, seed_all, &s);
+	if (rc != WL_OK) {
+		if (*err == '\0')
+			snprintf(err, errsz, "database: %s",
+				 wl_db_error(app->db));
+		goto out;
+	}
+	root = cJSON_CreateObject();
+	cJSON_AddItemToObject(root, "refs", s.refs);
+	s.refs = NULL;
+	text = cJSON_PrintUnformatted(root);
+	if (text == NULL) {
+		rc = WL_ERR_NOMEM;
+		goto out;
+	}
+	fprintf(out, "%s\n", text);
+	free(text);
+out:
+	cJSON_Delete(root);
+	cJSON_Delete(s.refs);
+	cJSON_Delete(s.local);
+	cJSON_Delete((cJSON *)s.fixture);
+	return rc;
+}

@@ -1,0 +1,524 @@
+/*
+ * The one place that talks to MariaDB.  Statements live in one table
+ * (stmt.c) indexed by enum wl_stmt, are prepared on first use on each
+ * connection and reused; parameters are always bound.  Every result cell
+ * comes back as text, which keeps callers simple and the binding code in
+ * one place.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include "extern.h"
+
+#define MAX_ARGS 48
+
+struct wl_db {
+	const struct wl_config *cfg;
+	MYSQL *conn;
+	MYSQL_STMT *stmt[STMT__MAX];
+	int in_txn;
+	unsigned last_errno;
+	unsigned long long insert_id;
+	char err[512];
+};
+
+/*
+ * Classify a server or client error: retry the transaction (deadlock,
+ * lock wait timeout, Galera certification failure), reconnect (the server
+ * went away or is not ready), duplicate key, or fatal.
+ */
+static int
+classify(unsigned e)
+{
+	switch (e) {
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+	case 1180: /* ER_ERROR_DURING_COMMIT (Galera) */
+		return WL_ERR_DB_RETRY;
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_SERVER_LOST_EXTENDED:
+	case ER_SERVER_SHUTDOWN:
+	case ER_CONNECTION_KILLED:
+	case ER_UNKNOWN_COM_ERROR: /* Galera node not ready (WSREP) */
+	case 4031:		   /* client interaction timeout */
+	case 2026:		   /* SSL connection error */
+		return WL_ERR_DB_GONE;
+	case ER_DUP_ENTRY:
+		return WL_ERR_CONFLICT;
+	default:
+		return WL_ERR_DB;
+	}
+}
+
+static void
+close_conn(struct wl_db *db)
+{
+	size_t i;
+
+	for (i = 0; i < STMT__MAX; i++)
+		if (db->stmt[i]) {
+			mysql_stmt_close(db->stmt[i]);
+			db->stmt[i] = NULL;
+		}
+	if (db->conn)
+		mysql_close(db->conn);
+	db->conn = NULL;
+	db->in_txn = 0;
+}
+
+static int
+fail(struct wl_db *db, unsigned e, const char *msg)
+{
+	int rc = classify(e);
+
+	db->last_errno = e;
+	snprintf(db->err, sizeof(db->err), "%u: %s", e, msg);
+	if (rc == WL_ERR_DB_GONE)
+		close_conn(db);
+	return rc;
+}
+
+static int
+connect_db(struct wl_db *db)
+{
+	const struct wl_config *c = db->cfg;
+	unsigned timeout = 3, rw_timeout = 30;
+	MYSQL *m;
+
+	if ((m = mysql_init(NULL)) == NULL)
+		return WL_ERR_NOMEM;
+	mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
+	mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
+	mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(m, MYSQL_INIT_COMMAND,
+		      "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	mysql_options(m, MYSQL_INIT_COMMAND,
+		      "SET SESSION sql_mode='STRICT_ALL_TABLES,"
+		      "NO_ENGINE_SUBSTITUTION', innodb_lock_wait_timeout=5, "
+		      "time_zone='+00:00'");
+	if (mysql_real_connect(m, c->db_host, c->db_user, c->db_password,
+			       c->db_name, c->db_port,
+			       *c->db_socket ? c->db_socket : NULL,
+			       CLIENT_MULTI_STATEMENTS | CLIENT_FOUND_ROWS) ==
+	    NULL) {
+		db->last_errno = mysql_errno(m);
+		snprintf(db->err, sizeof(db->err), "connect: %s",
+			 mysql_error(m));
+		mysql_close(m);
+		return WL_ERR_DB_GONE;
+	}
+	db->conn = m;
+	return WL_OK;
+}
+
+/*
+ * A database handle for cfg (which must outlive it).  Connecting is
+ * attempted now; a failure is reported in err but the handle is still
+ * returned, and every later call tries again.  NULL only without memory.
+ */
+struct wl_db *
+wl_db_new(const struct wl_config *cfg, char *err, size_t errsz)
+{
+	struct wl_db *db;
+
+	if ((db = calloc(1, sizeof(*db))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	db->cfg = cfg;
+	if (connect_db(db) != WL_OK)
+		snprintf(err, errsz, "%s", db->err);
+	return db;
+}
+
+/* Close the connection and free the handle; NULL is a no-op. */
+void
+wl_db_free(struct wl_db *db)
+{
+	if (db == NULL)
+		return;
+	close_conn(db);
+	free(db);
+}
+
+/* The last error message (for logs; never sent to clients). */
+const char *
+wl_db_error(struct wl_db *db)
+{
+	return db->err;
+}
+
+unsigned
+wl_db_errno(struct wl_db *db)
+{
+	return db->last_errno;
+}
+
+static int
+ensure(struct wl_db *db)
+{
+	return db->conn ? WL_OK : connect_db(db);
+}
+
+static MYSQL_STMT *
+prepared(struct wl_db *db, enum wl_stmt id)
+{
+	const char *sql = wl_stmt_sql[id];
+	my_bool on = 1;
+	MYSQL_STMT *s;
+
+	if (db->stmt[id])
+		return db->stmt[id];
+	if ((s = mysql_stmt_init(db->conn)) == NULL)
+		return NULL;
+	if (mysql_stmt_prepare(s, sql, strlen(sql)) != 0) {
+		fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+		mysql_stmt_close(s);
+		return NULL;
+	}
+	mysql_stmt_attr_set(s, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
+	db->stmt[id] = s;
+	return s;
+}
+
+static int
+fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
+	   struct wl_rows **out)
+{
+	MYSQL_FIELD *f = mysql_fetch_fields(meta);
+	size_t ncols = mysql_num_fields(meta), nrows, r, c;
+	MYSQL_BIND *b = NULL;
+	unsigned long *lens = NULL;
+	my_bool *nulls = NULL, *errs = NULL;
+	char **bufs = NULL;
+	struct wl_rows *rows = NULL;
+	int rc = WL_ERR_NOMEM, frc;
+
+	nrows = (size_t)mysql_stmt_num_rows(s);
+	if ((rows = calloc(1, sizeof(*rows))) == NULL ||
+	    (b = calloc(ncols, sizeof(*b))) == NULL ||
+	    (lens = calloc(ncols, sizeof(*lens))) == NULL ||
+	    (nulls = calloc(ncols, sizeof(*nulls))) == NULL ||
+	    (errs = calloc(ncols, sizeof(*errs))) == NULL ||
+	    (bufs = calloc(ncols, sizeof(*bufs))) == NULL ||
+	    (rows->cell = calloc(nrows * ncols + 1, sizeof(char *))) == NULL ||
+	    (rows->len = calloc(nrows * ncols + 1, sizeof(unsigned long))) ==
+		NULL)
+		goto out;
+	rows->ncols = ncols;
+	for (c = 0; c < ncols; c++) {
+		size_t sz = f[c].max_length + 1;
+		if (sz < 64)
+			sz = 64;
+		if ((bufs[c] = malloc(sz)) == NULL)
+			goto out;
+		b[c].buffer_type = MYSQL_TYPE_STRING;
+		b[c].buffer = bufs[c];
+		b[c].buffer_length = sz;
+		b[c].length = &lens[c];
+		b[c].is_null = &nulls[c];
+		b[c].error = &errs[c];
+	}
+	if (mysql_stmt_bind_result(s, b) != 0) {
+		rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+		goto out;
+	}
+	for (r = 0; r < nrows; r++) {
+		frc = mysql_stmt_fetch(s);
+		if (frc == MYSQL_NO_DATA)
+			break;
+		if (frc == 1) {
+			rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+			goto out;
+		}
+		for (c = 0; c < ncols; c++) {
+			char *cell;
+			if (nulls[c])
+				continue;
+			if ((cell = malloc(lens[c] + 1)) == NULL)
+				goto out;
+			if (lens[c] >= b[c].buffer_length) {
+				/* Truncated: fetch the whole value. */
+				MYSQL_BIND one = b[c];
+				one.buffer = cell;
+				one.buffer_length = lens[c] + 1;
+				if (mysql_stmt_fetch_column(s, &one,
+							    (unsigned)c, 0)) {
+					free(cell);
+					rc = fail(db, mysql_stmt_errno(s),
+						  mysql_stmt_error(s));
+					goto out;
+				}
+			} else
+				memcpy(cell, bufs[c], lens[c]);
+			cell[lens[c]] = '\0';
+			rows->cell[r * ncols + c] = cell;
+			rows->len[r * ncols + c] = lens[c];
+		}
+		rows->nrows = r + 1;
+	}
+	*out = rows;
+	rows = NULL;
+	rc = WL_OK;
+out:
+	for (c = 0; bufs && c < ncols; c++)
+		free(bufs[c]);
+	free(bufs);
+	free(b);
+	free(lens);
+	free(nulls);
+	free(errs);
+	wl_rows_free(rows);
+	return rc;
+}
+
+static int
+exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
+	  size_t nargs, struct wl_rows **rows, unsigned long long *affected)
+{
+	MYSQL_BIND b[MAX_ARGS];
+	unsigned long lens[MAX_ARGS];
+	long long ints[MAX_ARGS];
+	MYSQL_STMT *s;
+	MYSQL_RES *meta;
+	size_t i;
+	int rc;
+
+	if ((rc = ensure(db)) != WL_OK)
+		return rc;
+	if ((s = prepared(db, id)) == NULL)
+		return classify(db->last_errno) == WL_ERR_DB_GONE
+			   ? WL_ERR_DB_GONE
+			   : WL_ERR_DB;
+	if (nargs > MAX_ARGS || nargs != mysql_stmt_param_count(s)) {
+		snprintf(db->err, sizeof(db->err),
+			 "statement %d: %zu arguments for %lu parameters",
+			 (int)id, nargs, mysql_stmt_param_count(s));
+		return WL_ERR_DB;
+	}
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < nargs; i++) {
+		switch (args[i].type) {
+		case WL_SQL_STR:
+			lens[i] = (unsigned long)args[i].len;
+			b[i].buffer_type = MYSQL_TYPE_STRING;
+			b[i].buffer = (void *)args[i].s;
+			b[i].buffer_length = lens[i];
+			b[i].length = &lens[i];
+			break;
+		case WL_SQL_INT:
+			ints[i] = args[i].i;
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = &ints[i];
+			break;
+		case WL_SQL_NULL:
+			b[i].buffer_type = MYSQL_TYPE_NULL;
+			break;
+		}
+	}
+	if ((nargs && mysql_stmt_bind_param(s, b) != 0) ||
+	    mysql_stmt_execute(s) != 0)
+		return fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+	if (affected)
+		*affected = mysql_stmt_affected_rows(s);
+	db->insert_id = mysql_stmt_insert_id(s);
+	if ((meta = mysql_stmt_result_metadata(s)) == NULL)
+		return WL_OK;
+	if (mysql_stmt_store_result(s) != 0) {
+		rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+		mysql_free_result(meta);
+		return rc;
+	}
+	rc = rows ? fetch_rows(db, s, meta, rows) : WL_OK;
+	mysql_stmt_free_result(s);
+	mysql_free_result(meta);
+	return rc;
+}
+
+/*
+ * Run statement id with the bound arguments.  See extern.h for the
+ * contract; rows, when given, is set (NULL on error) and freed by the
+ * caller with wl_rows_free().
+ */
+int
+wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
+	    size_t nargs, struct wl_rows **rows, unsigned long long *affected)
+{
+	int had_conn = db->conn != NULL, in_txn = db->in_txn, rc;
+
+	if (rows)
+		*rows = NULL;
+	rc = exec_once(db, id, args, nargs, rows, affected);
+	/* A connection that died while idle (server restart) is replaced
+	 * once, unless a transaction was under way on it. */
+	if (rc == WL_ERR_DB_GONE && had_conn && !in_txn)
+		rc = exec_once(db, id, args, nargs, rows, affected);
+	return rc;
+}
+
+/* wl_sql_exec() for statements whose result is not needed. */
+int
+wl_sql_do(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
+	  size_t nargs)
+{
+	return wl_sql_exec(db, id, args, nargs, NULL, NULL);
+}
+
+/* Auto-increment value (or LAST_INSERT_ID(expr)) of the last statement. */
+unsigned long long
+wl_sql_insert_id(struct wl_db *db)
+{
+	return db->insert_id;
+}
+
+/* Run SQL text without parameters, possibly several statements. */
+int
+wl_sql_raw(struct wl_db *db, const char *sql)
+{
+	MYSQL_RES *res;
+	int rc, st;
+
+	if ((rc = ensure(db)) != WL_OK)
+		return rc;
+	if (mysql_real_query(db->conn, sql, strlen(sql)) != 0)
+		return fail(db, mysql_errno(db->conn), mysql_error(db->conn));
+	do {
+		if ((res = mysql_store_result(db->conn)) != NULL)
+			mysql_free_result(res);
+		else if (mysql_field_count(db->conn) != 0)
+			return fail(db, mysql_errno(db->conn),
+				    mysql_error(db->conn));
+		st = mysql_next_result(db->conn);
+		if (st > 0)
+			return fail(db, mysql_errno(db->conn),
+				    mysql_error(db->conn));
+	} while (st == 0);
+	return WL_OK;
+}
+
+/* Start a transaction (reconnecting first if needed). */
+int
+wl_db_begin(struct wl_db *db)
+{
+	int rc;
+
+	if ((rc = ensure(db)) != WL_OK)
+		return rc;
+	if (mysql_real_query(db->conn, "START TRANSACTION", 17) != 0) {
+		rc = fail(db, mysql_errno(db->conn), mysql_error(db->conn));
+		/* An idle connection found dead: try a fresh one. */
+		if (rc == WL_ERR_DB_GONE && (rc = ensure(db)) == WL_OK &&
+		    mysql_real_query(db->conn, "START TRANSACTION", 17) != 0)
+			rc = fail(db, mysql_errno(db->conn),
+				  mysql_error(db->conn));
+		if (rc != WL_OK)
+			return rc;
+	}
+	db->in_txn = 1;
+	return WL_OK;
+}
+
+/* Commit; a Galera certification failure surfaces here as a retry. */
+int
+wl_db_commit(struct wl_db *db)
+{
+	db->in_txn = 0;
+	if (db->conn == NULL)
+		return WL_ERR_DB_GONE;
+	if (mysql_commit(db->conn) != 0)
+		return fail(db, mysql_errno(db->conn), mysql_error(db->conn));
+	return WL_OK;
+}
+
+/* Roll back; errors are ignored (the connection may already be gone). */
+int
+wl_db_rollback(struct wl_db *db)
+{
+	db->in_txn = 0;
+	if (db->conn && mysql_rollback(db->conn) != 0)
+		fail(db, mysql_errno(db->conn), mysql_error(db->conn));
+	return WL_OK;
+}
+
+static void
+backoff(unsigned attempt)
+{
+	unsigned cap = 5000u << (attempt < 6 ? attempt : 6), r = 0;
+	struct timespec ts;
+
+	wl_random_bytes(&r, sizeof(r));
+	r %= cap; /* full jitter, microseconds */
+	ts.tv_sec = r / 1000000;
+	ts.tv_nsec = (long)(r % 1000000) * 1000;
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Run fn in a transaction, retried whole (up to 8 times, with jittered
+ * backoff) when it or the commit reports WL_ERR_DB_RETRY.  fn must be
+ * safe to run again from the start.  Returns fn's or the commit's result.
+ */
+int
+wl_db_txn(struct wl_db *db, int (*fn)(struct wl_db *, void *), void *arg)
+{
+	unsigned attempt;
+	int rc = WL_ERR_DB_RETRY;
+
+	for (attempt = 0; attempt < 8; attempt++) {
+		if (attempt)
+			backoff(attempt);
+		if ((rc = wl_db_begin(db)) != WL_OK)
+			return rc;
+		rc = fn(db, arg);
+		if (rc == WL_OK && (rc = wl_db_commit(db)) == WL_OK)
+			return WL_OK;
+		wl_db_rollback(db);
+		if (rc != WL_ERR_DB_RETRY)
+			return rc;
+	}
+	return rc;
+}
+
+/* Text of a cell; NULL for SQL NULL or out of range. */
+const char *
+wl_rows_str(const struct wl_rows *rows, size_t r, size_t c)
+{
+	if (rows == NULL || r >= rows->nrows || c >= rows->ncols)
+		return NULL;
+	return rows->cell[r * rows->ncols + c];
+}
+
+/* Integer value of a cell; 0 for NULL. */
+long long
+wl_rows_int(const struct wl_rows *rows, size_t r, size_t c)
+{
+	const char *s = wl_rows_str(rows, r, c);
+
+	return s ? strtoll(s, NULL, 10) : 0;
+}
+
+/* Free a result; NULL is a no-op. */
+void
+wl_rows_free(struct wl_rows *rows)
+{
+	size_t i;
+
+	if (rows == NULL)
+		return;
+	for (i = 0; rows->cell && i < rows->nrows * rows->ncols; i++)
+		free(rows->cell[i]);
+	free(rows->cell);
+	free(rows->len);
+	free(rows);
+}

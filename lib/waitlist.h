@@ -1,0 +1,166 @@
+/*
+ * libwaitlist: the public interface used by the FastCGI workers, the
+ * webhook deliverer and waitlistctl.  Everything the service knows lives
+ * behind this header; callers only move bytes in and out.
+ */
+#ifndef WAITLIST_H
+#define WAITLIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define WL_EXPORT __attribute__((visibility("default")))
+
+#define WL_BASE_PATH "/v1/external"
+#define WL_BODY_MAX (64 * 1024) /* request bodies above this are refused */
+
+enum wl_err {
+	WL_OK = 0,
+	WL_ERR_NOMEM,
+	WL_ERR_CONFIG,
+	WL_ERR_DB,	    /* database error that is not worth retrying */
+	WL_ERR_DB_GONE,	    /* connection lost: reconnect, answer 503 */
+	WL_ERR_DB_RETRY,    /* deadlock or certification failure: retry */
+	WL_ERR_INVALID,	    /* caller input is invalid */
+	WL_ERR_NOTFOUND,
+	WL_ERR_CONFLICT,
+	WL_ERR_LIMIT,
+	WL_ERR_IO,
+	WL_ERR_CRYPTO,
+	WL_ERR__MAX
+};
+
+WL_EXPORT const char *wl_strerror(enum wl_err);
+
+/*
+ * Configuration: one INI-style file.  Every value has a default; unknown
+ * keys and bad values are refused with a message naming the key.
+ */
+struct wl_config {
+	/* [database] */
+	char *db_host;
+	unsigned db_port;
+	char *db_socket;
+	char *db_user;
+	char *db_password;
+	char *db_name;
+	/* [server] */
+	unsigned workers;
+	char *fcgi_socket;
+	unsigned max_requests;	/* recycle a worker after this many */
+	char *secret_key_file;
+	char *migrations_dir;
+	char *openapi_file;
+	char *log_level;	/* debug, info, warn, error */
+	/* [webhooks] */
+	char *allowed_hosts;	/* comma-separated; empty: any public host */
+	char *insecure_hosts;	/* hosts allowed over plain http/private addr */
+	char *zapier_hosts;
+	unsigned retry_base_seconds;
+	unsigned retry_cap_seconds;
+	unsigned max_attempts;
+	unsigned max_age_seconds;
+	unsigned timeout_seconds;
+	unsigned deliverer_concurrency;
+	unsigned deliverer_per_endpoint;
+	unsigned deliverer_poll_ms;
+};
+
+/*
+ * Load the configuration at path (NULL: $WAITLIST_CONFIG, else the
+ * default path).  Returns NULL and writes a message naming the offending
+ * key into err on failure.  Free with wl_config_free().
+ */
+WL_EXPORT struct wl_config *wl_config_load(const char *path, char *err,
+					   size_t errsz);
+WL_EXPORT struct wl_config *wl_config_parse(const char *text, char *err,
+					    size_t errsz);
+WL_EXPORT void wl_config_free(struct wl_config *);
+WL_EXPORT const char *wl_config_default_path(void);
+
+/* Logging: one JSON object per line on stderr. */
+enum wl_log_level { WL_LOG_DEBUG, WL_LOG_INFO, WL_LOG_WARN, WL_LOG_ERROR };
+WL_EXPORT void wl_log_set_level(const char *level);
+WL_EXPORT void wl_log_set_component(const char *name);
+WL_EXPORT void wl_log(enum wl_log_level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * The application: configuration, secret and one database connection.
+ * One per process (each worker has its own).
+ */
+struct wl_app;
+
+#define WL_APP_SERVE 0x1 /* needs the secret key and OpenAPI file */
+WL_EXPORT struct wl_app *wl_app_new(const struct wl_config *, unsigned flags,
+				    char *err, size_t errsz);
+WL_EXPORT void wl_app_free(struct wl_app *);
+
+/* An HTTP request as the web server hands it over. */
+struct wl_http_request {
+	const char *method;
+	const char *path;	   /* decoded path, no query string */
+	const char *query;	   /* raw query string, "" when none */
+	const char *authorization; /* may be NULL */
+	const char *content_type;  /* may be NULL */
+	const char *idempotency_key; /* may be NULL */
+	const char *request_id;	   /* proposed by the proxy, may be NULL */
+	const char *body;
+	size_t body_len;
+	int body_too_large;	   /* the body exceeded WL_BODY_MAX: not read */
+};
+
+#define WL_MAX_HEADERS 12
+
+struct wl_http_header {
+	char *name;
+	char *value;
+};
+
+struct wl_http_response {
+	int status;
+	size_t nheaders;
+	struct wl_http_header headers[WL_MAX_HEADERS];
+	char *body;		/* JSON text, or NULL for no body */
+	size_t body_len;
+	char request_id[64];
+};
+
+/*
+ * Answer one request.  Always fills resp (errors become JSON error
+ * bodies) and writes one log line.  Release resp with
+ * wl_http_response_clear().
+ */
+WL_EXPORT void wl_handle(struct wl_app *, const struct wl_http_request *,
+			 struct wl_http_response *);
+WL_EXPORT void wl_http_response_clear(struct wl_http_response *);
+WL_EXPORT const char *wl_http_reason(int status);
+
+/* Administration, used by waitlistctl.  Each prints JSON on out. */
+WL_EXPORT int wl_admin_migrate(struct wl_app *, FILE *out, char *err,
+			       size_t errsz);
+WL_EXPORT int wl_admin_seed(struct wl_app *, const char *fixture_json,
+			    FILE *out, char *err, size_t errsz);
+struct wl_key_spec {
+	const char *tenant_id;
+	const char *scopes;	/* comma-separated */
+	const char *businesses; /* comma-separated ids, may be NULL */
+	const char *queues;	/* comma-separated ids, may be NULL */
+	int expires_in_days;	/* <= 0: the tenant's default */
+	const char *type;	/* api or zapier, NULL: api */
+};
+WL_EXPORT int wl_admin_key_create(struct wl_app *, const struct wl_key_spec *,
+				  FILE *out, char *err, size_t errsz);
+WL_EXPORT int wl_admin_key_revoke(struct wl_app *, const char *key_id,
+				  FILE *out, char *err, size_t errsz);
+WL_EXPORT int wl_admin_key_list(struct wl_app *, const char *tenant_id,
+				FILE *out, char *err, size_t errsz);
+/* settings: NULL-terminated list of "name=value" (see waitlistctl). */
+WL_EXPORT int wl_admin_tenant_set(struct wl_app *, const char *tenant_id,
+				  const char *const *settings, FILE *out,
+				  char *err, size_t errsz);
+WL_EXPORT int wl_admin_purge(struct wl_app *, FILE *out, char *err,
+			     size_t errsz);
+
+#endif

@@ -1,0 +1,21 @@
+#include "config.h"
+
+#include "extern.h"
+#include "tests.h"
+
+START_TEST(placeholder_config)
+{
+	ck_assert_int_eq(1, 1);
+}
+END_TEST
+
+Suite *
+suite_config(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, placeholder_config);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,21 @@
+#include "config.h"
+
+#include "extern.h"
+#include "tests.h"
+
+START_TEST(placeholder_crypto)
+{
+	ck_assert_int_eq(1, 1);
+}
+END_TEST
+
+Suite *
+suite_crypto(void)
+{
+	Suite *s = suite_create("crypto");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, placeholder_crypto);
+	suite_add_tcase(s, tc);
+	return s;
+}
