@@ -59,25 +59,40 @@ read_body(FCGX_Request *r, size_t *len, int *too_large)
 	return buf;
 }
 
+/* libfcgi's own printf lacks modern conversions, so the head is
+ * formatted here and written as one block. */
 static void
 write_response(FCGX_Request *r, const struct wl_http_response *resp)
 {
-	size_t i;
+	char head[4096];
+	size_t i, n = 0;
+	int w;
 
-	FCGX_FPrintF(r->out, "Status: %d %s\r\n", resp->status,
+	w = snprintf(head, sizeof(head), "Status: %d %s\r\n", resp->status,
 		     wl_http_reason(resp->status));
-	for (i = 0; i < resp->nheaders; i++)
-		FCGX_FPrintF(r->out, "%s: %s\r\n", resp->headers[i].name,
-			     resp->headers[i].value);
-	FCGX_PutS("Cache-Control: no-store\r\n", r->out);
-	if (resp->body) {
-		FCGX_FPrintF(r->out,
-			     "Content-Type: application/json\r\n"
-			     "Content-Length: %zu\r\n\r\n",
-			     resp->body_len);
+	n += w > 0 ? (size_t)w : 0;
+	for (i = 0; i < resp->nheaders && n < sizeof(head); i++) {
+		w = snprintf(head + n, sizeof(head) - n, "%s: %s\r\n",
+			     resp->headers[i].name, resp->headers[i].value);
+		n += w > 0 ? (size_t)w : 0;
+	}
+	if (n < sizeof(head)) {
+		if (resp->body)
+			w = snprintf(head + n, sizeof(head) - n,
+				     "Cache-Control: no-store\r\n"
+				     "Content-Type: application/json\r\n"
+				     "Content-Length: %zu\r\n\r\n",
+				     resp->body_len);
+		else
+			w = snprintf(head + n, sizeof(head) - n,
+				     "Cache-Control: no-store\r\n\r\n");
+		n += w > 0 ? (size_t)w : 0;
+	}
+	if (n >= sizeof(head))
+		n = sizeof(head) - 1;
+	FCGX_PutStr(head, (int)n, r->out);
+	if (resp->body)
 		FCGX_PutStr(resp->body, (int)resp->body_len, r->out);
-	} else
-		FCGX_PutS("\r\n", r->out);
 }
 
 static void
