@@ -35,6 +35,8 @@ wl_key_clear(struct wl_key *k)
 {
 	wl_strv_free(k->businesses, k->nbusinesses);
 	wl_strv_free(k->queues, k->nqueues);
+	free(k->biz_json);
+	free(k->queue_json);
 	wl_tenant_clear(&k->tenant);
 	memset(k, 0, sizeof(*k));
 }
@@ -110,6 +112,8 @@ wl_key_authenticate(struct wl_db *db, const char *authorization,
 			      &key->nbusinesses) < 0 ||
 	    wl_strv_from_json(wl_rows_str(rows, 0, 4), &key->queues,
 			      &key->nqueues) < 0 ||
+	    (key->biz_json = strdup(wl_rows_str(rows, 0, 3))) == NULL ||
+	    (key->queue_json = strdup(wl_rows_str(rows, 0, 4))) == NULL ||
 	    wl_tenant_from_row(rows, 0, 8, &key->tenant) != WL_OK) {
 		wl_key_clear(key);
 		ret = -WL_ERR_NOMEM;

@@ -117,7 +117,15 @@ enum wl_stmt {
 	STMT_QUEUE_INSERT,
 	STMT_QUEUE_SERVICE_INSERT,
 	STMT_QUEUE_FIELD_INSERT,
-	STMT_TENANT_DEMO_EXISTS,
+	STMT_BUSINESS_PAGE,
+	STMT_BUSINESS_GET,
+	STMT_BUSINESS_SERVICES,
+	STMT_BUSINESS_FIELDS,
+	STMT_QUEUE_PAGE,
+	STMT_QUEUE_GET,
+	STMT_QUEUE_SERVICES,
+	STMT_QUEUE_FIELDS,
+	STMT_QUEUE_STATS,
 	STMT__MAX
 };
 
@@ -296,6 +304,8 @@ struct wl_key {
 	size_t nbusinesses;
 	char **queues;
 	size_t nqueues;
+	char *biz_json;	    /* the same restrictions as JSON arrays, */
+	char *queue_json;   /* bound into visibility filters */
 	int64_t expires_at; /* ms; 0: never */
 	struct wl_tenant tenant;
 };
@@ -359,6 +369,17 @@ int wl_resp_header(struct wl_http_response *, const char *name,
 int wl_query_get(const char *query, const char *name, char *out,
 		 size_t outsz);
 
+/* Pagination (cursor.c). */
+#define WL_CURSOR_BUF 1025
+int wl_cursor_encode(const struct wl_ctx *, const char *filters,
+		     const char *position, char *out);
+int wl_cursor_decode(const struct wl_ctx *, const char *filters,
+		     const char *cursor, char *pos, size_t possz);
+int wl_page_params(struct wl_ctx *, const char *filters, int *limit,
+		   char *pos, size_t possz);
+int wl_page_next(const struct wl_ctx *, cJSON *root, const char *filters,
+		 const char *position);
+
 /* Handlers. */
 int wl_h_me(struct wl_ctx *);
 int wl_h_health(struct wl_ctx *);
@@ -379,6 +400,42 @@ int wl_key_insert(struct wl_db *, const struct wl_tenant *,
 int wl_tenant_apply(struct wl_tenant *, const char *name, const char *value,
 		    char *err, size_t errsz);
 int wl_tenant_store(struct wl_db *, const struct wl_tenant *);
+
+/* Businesses and lines (business.c, queue.c). */
+struct wl_queue {
+	char id[WL_ID_MAX];
+	char business_id[WL_ID_MAX];
+	char tz[72];		/* resolved: own, else business's, else UTC */
+	char *name;
+	cJSON *working_hours;
+	cJSON *booking_hours;
+	int walk_ins_enabled;
+	int walk_ins_paused;
+	int bookings_enabled;
+	int bookings_paused;
+	int slot_minutes;
+	int capacity;
+	int service_required;
+};
+
+cJSON *wl_service_json(const struct wl_rows *, size_t r, size_t c0);
+cJSON *wl_field_json(const struct wl_rows *, size_t r, size_t c0);
+void wl_attach_children(cJSON *, const char *name, const struct wl_rows *,
+			const char *owner,
+			cJSON *(*make)(const struct wl_rows *, size_t, size_t));
+char *wl_rows_ids_json(const struct wl_rows *, size_t n, size_t c);
+int wl_business_find(struct wl_ctx *, const char *id, struct wl_rows **);
+int wl_business_id_valid(const char *);
+int wl_queue_load(struct wl_ctx *, const char *id, struct wl_queue *);
+void wl_queue_clear(struct wl_queue *);
+int wl_business_day(const char *tz, int64_t now, int64_t *start,
+		    int64_t *end, struct wl_local *day);
+int wl_hours_span(const cJSON *hours, int wday, int *from, int *to);
+int wl_queue_open_now(const struct wl_queue *, int64_t now);
+int wl_h_business_list(struct wl_ctx *);
+int wl_h_business_get(struct wl_ctx *);
+int wl_h_queue_list(struct wl_ctx *);
+int wl_h_queue_get(struct wl_ctx *);
 
 /* Opening hours (hours.c). */
 extern const char *const wl_day_names[7]; /* indexed by tm_wday */

@@ -19,6 +19,10 @@ enum wl_route {
 	R_HEALTH,
 	R_OPENAPI,
 	R_ME,
+	R_BUSINESS_LIST,
+	R_BUSINESS_GET,
+	R_QUEUE_LIST,
+	R_QUEUE_GET,
 	R__MAX
 };
 
@@ -33,6 +37,14 @@ static const struct route {
     [R_OPENAPI] = {WL_GET, "/openapi.json", WL_SCOPE_NONE, F_PUBLIC,
 		   wl_h_openapi},
     [R_ME] = {WL_GET, "/me", WL_SCOPE_NONE, F_ANY_STATE, wl_h_me},
+    [R_BUSINESS_LIST] = {WL_GET, "/waitlist/businesses",
+			 WL_SCOPE_WAITLIST_READ, 0, wl_h_business_list},
+    [R_BUSINESS_GET] = {WL_GET, "/waitlist/businesses/{}",
+			WL_SCOPE_WAITLIST_READ, 0, wl_h_business_get},
+    [R_QUEUE_LIST] = {WL_GET, "/waitlist/queues", WL_SCOPE_WAITLIST_READ, 0,
+		      wl_h_queue_list},
+    [R_QUEUE_GET] = {WL_GET, "/waitlist/queues/{}", WL_SCOPE_WAITLIST_READ,
+		     0, wl_h_queue_get},
 };
 
 /*

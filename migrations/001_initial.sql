@@ -22,7 +22,6 @@ CREATE TABLE tenants (
   webhook_subscriptions BIGINT NOT NULL DEFAULT 10,
   default_key_expiry_days BIGINT NOT NULL DEFAULT 90,
   maximum_key_expiry_days BIGINT NOT NULL DEFAULT 365,
-  is_demo_seed TINYINT(1) NOT NULL DEFAULT 0,
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL,
   PRIMARY KEY (id)
