@@ -126,6 +126,24 @@ enum wl_stmt {
 	STMT_QUEUE_SERVICES,
 	STMT_QUEUE_FIELDS,
 	STMT_QUEUE_STATS,
+	STMT_SEQ_RESERVE,
+	STMT_EVENT_INSERT,
+	STMT_IDEM_GET,
+	STMT_IDEM_INSERT,
+	STMT_IDEM_FINISH,
+	STMT_USAGE_BUMP,
+	STMT_ENTRY_GET,
+	STMT_ENTRY_LIST,
+	STMT_ENTRY_LIST_EXTREF,
+	STMT_ENTRY_LOCK,
+	STMT_ENTRY_INSERT,
+	STMT_ENTRY_SET_STATUS,
+	STMT_ENTRY_EDIT,
+	STMT_ENTRY_RESCHEDULE,
+	STMT_HISTORY_INSERT,
+	STMT_QUEUE_HAS_SERVICE,
+	STMT_QUEUE_BOOKING_LOCK,
+	STMT_BOOKING_INTERVALS,
 	STMT__MAX
 };
 
@@ -361,6 +379,7 @@ int wl_reply_json(struct wl_ctx *, int status, cJSON *root); /* frees root */
 int wl_reply_error(struct wl_ctx *, enum wl_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int wl_reply_empty(struct wl_ctx *, int status);
+void wl_resp_clear_body(struct wl_http_response *);
 int wl_resp_header(struct wl_http_response *, const char *name,
 		   const char *value);
 
@@ -436,6 +455,85 @@ int wl_h_business_list(struct wl_ctx *);
 int wl_h_business_get(struct wl_ctx *);
 int wl_h_queue_list(struct wl_ctx *);
 int wl_h_queue_get(struct wl_ctx *);
+
+/* Entries (entry.c, entry_write.c, booking.c). */
+enum wl_status {
+	WL_ST_WAITING,
+	WL_ST_READY,
+	WL_ST_CONFIRMED,
+	WL_ST_IN_SERVICE,
+	WL_ST_COMPLETED,
+	WL_ST_CANCELLED,
+	WL_ST_NO_SHOW,
+	WL_ST__MAX
+};
+extern const char *const wl_status_names[WL_ST__MAX];
+int wl_status_parse(const char *);
+int wl_status_allowed(enum wl_status from, enum wl_status to);
+int wl_status_active(enum wl_status);
+cJSON *wl_entry_json(const struct wl_ctx *, const struct wl_rows *, size_t r);
+int wl_entry_fetch(struct wl_ctx *, const char *id, struct wl_rows **);
+int wl_entry_reply(struct wl_ctx *, const char *id, int status);
+int wl_h_entry_get(struct wl_ctx *);
+int wl_h_entry_list(struct wl_ctx *);
+int wl_h_entry_create(struct wl_ctx *);
+int wl_h_entry_edit(struct wl_ctx *);
+int wl_h_entry_status(struct wl_ctx *);
+int wl_h_booking_reschedule(struct wl_ctx *);
+int wl_h_booking_cancel(struct wl_ctx *);
+int wl_h_queue_availability(struct wl_ctx *);
+int wl_entry_lock(struct wl_ctx *, const char *id, struct wl_rows **);
+int wl_entry_change_status(struct wl_ctx *, const struct wl_rows *locked,
+			   int expected_status, long long expected_version,
+			   enum wl_status to);
+int wl_booking_place(struct wl_ctx *, const struct wl_queue *, int64_t at,
+		     long long minutes, const char *exclude, int64_t *end);
+
+/* Request bodies and guest fields (guest.c). */
+cJSON *wl_body_json(struct wl_ctx *);
+int wl_body_only(struct wl_ctx *, const cJSON *, const char *const *allowed);
+int wl_field_string(struct wl_ctx *, const cJSON *, const char *name,
+		    size_t min, size_t max, int multiline, const char **out);
+int wl_field_name(struct wl_ctx *, const cJSON *, const char **out);
+int wl_field_phone(struct wl_ctx *, const cJSON *, const char **out);
+int wl_field_int(struct wl_ctx *, const cJSON *, const char *name,
+		 long long min, long long max, long long *out);
+int wl_field_consent(struct wl_ctx *, const cJSON *, cJSON **out);
+int wl_queue_fields(struct wl_ctx *, const char *queue_id, struct wl_rows **);
+int wl_custom_data_merge(struct wl_ctx *, const char *queue_id, cJSON *data,
+			 const cJSON *patch);
+int wl_service_check(struct wl_ctx *, const char *queue_id,
+		     const char *service_id, long long *minutes);
+
+/* Events and the outbox (outbox.c). */
+enum wl_event_type {
+	WL_EV_ENTRY_CREATED,
+	WL_EV_ENTRY_UPDATED,
+	WL_EV_ENTRY_STATUS_CHANGED,
+	WL_EV_BOOKING_CREATED,
+	WL_EV_BOOKING_RESCHEDULED,
+	WL_EV_BOOKING_CANCELLED,
+	WL_EV__MAX
+};
+extern const char *const wl_event_type_names[WL_EV__MAX];
+
+#define WL_EVENTS_MAX 4
+
+/* The events one change emits, written together by wl_outbox_write(). */
+struct wl_events {
+	size_t n;
+	enum wl_event_type type[WL_EVENTS_MAX];
+	cJSON *data[WL_EVENTS_MAX];
+};
+
+int wl_events_add(struct wl_events *, enum wl_event_type, cJSON *data);
+void wl_events_clear(struct wl_events *);
+int wl_outbox_write(struct wl_db *, struct wl_events *, const char *tenant,
+		    const char *business, const char *queue,
+		    const char *resource, long long version, int64_t now);
+
+/* Idempotent mutations (idempotency.c). */
+int wl_idempotent(struct wl_ctx *, wl_handler);
 
 /* Opening hours (hours.c). */
 extern const char *const wl_day_names[7]; /* indexed by tm_wday */

@@ -98,6 +98,14 @@ wl_reply_empty(struct wl_ctx *ctx, int status)
 	return WL_OK;
 }
 
+/* Drop the body and status of a response, keeping its headers. */
+void
+wl_resp_clear_body(struct wl_http_response *r)
+{
+	set_body(r, NULL);
+	r->status = 0;
+}
+
 /* Free what a response holds and reset it. */
 void
 wl_http_response_clear(struct wl_http_response *r)

@@ -14,6 +14,7 @@
 
 #define F_PUBLIC 0x1	 /* no key needed */
 #define F_ANY_STATE 0x2	 /* answers whatever the tenant's eligibility */
+#define F_MUTATION 0x4	 /* runs under an Idempotency-Key */
 
 enum wl_route {
 	R_HEALTH,
@@ -23,6 +24,14 @@ enum wl_route {
 	R_BUSINESS_GET,
 	R_QUEUE_LIST,
 	R_QUEUE_GET,
+	R_QUEUE_AVAILABILITY,
+	R_ENTRY_CREATE,
+	R_ENTRY_LIST,
+	R_ENTRY_GET,
+	R_ENTRY_EDIT,
+	R_ENTRY_STATUS,
+	R_BOOKING_RESCHEDULE,
+	R_BOOKING_CANCEL,
 	R__MAX
 };
 
@@ -45,6 +54,26 @@ static const struct route {
 		      wl_h_queue_list},
     [R_QUEUE_GET] = {WL_GET, "/waitlist/queues/{}", WL_SCOPE_WAITLIST_READ,
 		     0, wl_h_queue_get},
+    [R_QUEUE_AVAILABILITY] = {WL_GET, "/waitlist/queues/{}/availability",
+			      WL_SCOPE_WAITLIST_READ, 0,
+			      wl_h_queue_availability},
+    [R_ENTRY_CREATE] = {WL_POST, "/waitlist/entries", WL_SCOPE_WAITLIST_WRITE,
+			F_MUTATION, wl_h_entry_create},
+    [R_ENTRY_LIST] = {WL_GET, "/waitlist/entries", WL_SCOPE_WAITLIST_READ, 0,
+		      wl_h_entry_list},
+    [R_ENTRY_GET] = {WL_GET, "/waitlist/entries/{}", WL_SCOPE_WAITLIST_READ,
+		     0, wl_h_entry_get},
+    [R_ENTRY_EDIT] = {WL_PATCH, "/waitlist/entries/{}",
+		      WL_SCOPE_WAITLIST_WRITE, F_MUTATION, wl_h_entry_edit},
+    [R_ENTRY_STATUS] = {WL_PATCH, "/waitlist/entries/{}/status",
+			WL_SCOPE_WAITLIST_WRITE, F_MUTATION,
+			wl_h_entry_status},
+    [R_BOOKING_RESCHEDULE] = {WL_POST, "/bookings/{}/reschedule",
+			      WL_SCOPE_WAITLIST_WRITE, F_MUTATION,
+			      wl_h_booking_reschedule},
+    [R_BOOKING_CANCEL] = {WL_POST, "/bookings/{}/cancel",
+			  WL_SCOPE_WAITLIST_WRITE, F_MUTATION,
+			  wl_h_booking_cancel},
 };
 
 /*
@@ -188,11 +217,6 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 			       wl_scope_names[rt->scope]);
 		return -1;
 	}
-	if (ctx->http->body_too_large) {
-		wl_reply_error(ctx, WL_C_PAYLOAD_TOO_LARGE,
-			       "request body exceeds %d bytes", WL_BODY_MAX);
-		return -1;
-	}
 	if (rt->method != WL_GET && rt->method != WL_DELETE &&
 	    !is_json_type(ctx->http->content_type)) {
 		wl_reply_error(ctx, WL_C_INVALID_REQUEST,
@@ -251,6 +275,11 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 		wl_reply_error(&ctx, WL_C_NOT_FOUND, "no such route");
 		goto out;
 	}
+	if (req->body_too_large) {
+		wl_reply_error(&ctx, WL_C_PAYLOAD_TOO_LARGE,
+			       "request body exceeds %d bytes", WL_BODY_MAX);
+		goto out;
+	}
 	if ((route = find_route(&ctx, path + blen, &code)) < 0) {
 		wl_reply_error(&ctx, code,
 			       code == WL_C_NOT_FOUND
@@ -262,9 +291,13 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 	if (!(routes[route].flags & F_PUBLIC) &&
 	    (rc = gate(&ctx, &routes[route])) != 0)
 		goto done;
-	rc = routes[route].handler(&ctx);
+	if (routes[route].flags & F_MUTATION)
+		rc = wl_idempotent(&ctx, routes[route].handler);
+	else
+		rc = routes[route].handler(&ctx);
 done:
-	if (rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY) {
+	if (rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ||
+	    rc == WL_ERR_BUSY) {
 		wl_log(WL_LOG_WARN, "\"msg\":\"database unavailable\","
 		       "\"requestId\":\"%s\"", resp->request_id);
 		wl_reply_error(&ctx, WL_C_UNAVAILABLE,

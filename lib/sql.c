@@ -31,15 +31,17 @@ struct wl_db {
 
 /*
  * Classify a server or client error: retry the transaction (deadlock,
- * lock wait timeout, Galera certification failure), reconnect (the server
- * went away or is not ready), duplicate key, or fatal.
+ * Galera certification failure), busy (lock wait timeout: someone holds
+ * the row for long), reconnect (the server went away or is not ready),
+ * duplicate key, or fatal.
  */
 static int
 classify(unsigned e)
 {
 	switch (e) {
-	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
+		return WL_ERR_BUSY;
+	case ER_LOCK_DEADLOCK:
 	case 1180: /* ER_ERROR_DURING_COMMIT (Galera) */
 		return WL_ERR_DB_RETRY;
 	case CR_SERVER_GONE_ERROR:

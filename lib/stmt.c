@@ -39,6 +39,33 @@
 	"JSON_TABLE(?, '$[*]' COLUMNS (" name                              \
 	" VARCHAR(48) CHARACTER SET ascii PATH '$')) jt"
 
+#define ACTIVE_STATUSES "('waiting', 'ready', 'confirmed')"
+
+/*
+ * Entry columns in the order entry.c reads them.  The last two are the
+ * place among the line's active walk-ins and the mean wait of walk-ins
+ * served since the bound instant (the only parameter, always first).
+ */
+#define ENTRY_COLS                                                        \
+	"e.id, e.guest_id, e.booking_id, e.version, e.status, e.queue_id, "  \
+	"e.business_id, e.full_name, e.phone, e.party_size, e.notes, "     \
+	"e.service_type_id, e.custom_data, e.external_reference, "         \
+	"e.is_booking, e.scheduled_for, e.sms_consent, e.created_at, "     \
+	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.status IN "        \
+	ACTIVE_STATUSES " THEN (SELECT COUNT(*) FROM entries p WHERE "     \
+	"p.queue_id = e.queue_id AND p.status IN " ACTIVE_STATUSES         \
+	" AND p.is_booking = 0 AND (p.created_at < e.created_at OR "       \
+	"(p.created_at = e.created_at AND p.id <= e.id))) END, CASE WHEN " \
+	"e.is_booking = 0 AND e.status IN " ACTIVE_STATUSES " THEN "       \
+	"(SELECT AVG(s.first_in_service_at - s.created_at) FROM entries s " \
+	"WHERE s.queue_id = e.queue_id AND s.is_booking = 0 AND "          \
+	"s.first_in_service_at >= ?) END"
+
+/* The key's restrictions on entries: biz, biz, queues, queues. */
+#define ENTRY_VISIBLE                                                     \
+	"(? = '[]' OR JSON_CONTAINS(?, JSON_QUOTE(e.business_id))) AND "   \
+	"(? = '[]' OR JSON_CONTAINS(?, JSON_QUOTE(e.queue_id)))"
+
 const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_KEY_BY_DIGEST] =
 	"SELECT k.id, k.digest, k.scopes, k.business_ids, k.queue_ids, "
@@ -139,4 +166,72 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"AVG(first_in_service_at - created_at) FROM entries WHERE queue_id "
 	"= ? AND is_booking = 0 AND first_in_service_at >= ? AND "
 	"first_in_service_at < ?)",
+    [STMT_SEQ_RESERVE] =
+	"INSERT INTO tenant_counters (tenant_id, event_seq) VALUES (?, "
+	"LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE event_seq = "
+	"LAST_INSERT_ID(event_seq + ?)",
+    [STMT_EVENT_INSERT] =
+	"INSERT INTO events (tenant_id, seq, id, type, business_id, "
+	"queue_id, resource_id, occurred_at, body) VALUES (?, ?, ?, ?, ?, ?, "
+	"?, ?, ?)",
+    [STMT_IDEM_GET] = "SELECT request_hash, status, body FROM "
+		      "idempotency_keys WHERE key_id = ? AND idem_key = ?",
+    [STMT_IDEM_INSERT] =
+	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "
+	"status, body, created_at) VALUES (?, ?, ?, 0, NULL, ?)",
+    [STMT_IDEM_FINISH] = "UPDATE idempotency_keys SET status = ?, body = ? "
+			 "WHERE key_id = ? AND idem_key = ?",
+    [STMT_USAGE_BUMP] =
+	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
+	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "
+	"LAST_INSERT_ID(guests + 1)",
+    [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS " FROM entries e WHERE "
+		       "e.tenant_id = ? AND e.id = ?",
+    [STMT_ENTRY_LIST] =
+	"SELECT " ENTRY_COLS " FROM entries e WHERE e.tenant_id = ? AND "
+	"(e.updated_at > ? OR (e.updated_at = ? AND e.id > ?)) AND "
+	ENTRY_VISIBLE " ORDER BY e.updated_at, e.id LIMIT ?",
+    [STMT_ENTRY_LIST_EXTREF] =
+	"SELECT " ENTRY_COLS " FROM entries e WHERE e.tenant_id = ? AND "
+	"e.external_reference = ? AND (e.updated_at > ? OR (e.updated_at = "
+	"? AND e.id > ?)) AND " ENTRY_VISIBLE " ORDER BY e.updated_at, e.id "
+	"LIMIT ?",
+    [STMT_ENTRY_LOCK] =
+	"SELECT id, queue_id, business_id, status, version, is_booking, "
+	"booking_id, scheduled_for, booking_end, service_type_id, "
+	"custom_data, full_name, phone, party_size, notes, "
+	"external_reference FROM entries WHERE tenant_id = ? AND id = ? FOR "
+	"UPDATE",
+    [STMT_ENTRY_INSERT] =
+	"INSERT INTO entries (id, tenant_id, business_id, queue_id, "
+	"guest_id, booking_id, version, status, is_booking, full_name, phone, "
+	"party_size, notes, service_type_id, custom_data, "
+	"external_reference, scheduled_for, booking_end, sms_consent, "
+	"created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, "
+	"?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_ENTRY_SET_STATUS] =
+	"UPDATE entries SET status = ?, version = version + 1, updated_at = "
+	"?, first_in_service_at = IF(? = 'in_service' AND "
+	"first_in_service_at IS NULL, ?, first_in_service_at), completed_at "
+	"= IF(? = 'completed', ?, completed_at) WHERE id = ? AND version = ?",
+    [STMT_ENTRY_EDIT] =
+	"UPDATE entries SET full_name = ?, phone = ?, party_size = ?, notes "
+	"= ?, service_type_id = ?, custom_data = ?, external_reference = ?, "
+	"version = version + 1, updated_at = ? WHERE id = ? AND version = ?",
+    [STMT_ENTRY_RESCHEDULE] =
+	"UPDATE entries SET scheduled_for = ?, booking_end = ?, version = "
+	"version + 1, updated_at = ? WHERE id = ? AND version = ?",
+    [STMT_HISTORY_INSERT] =
+	"INSERT INTO entry_status_history (entry_id, version, tenant_id, "
+	"queue_id, status, previous_status, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    [STMT_QUEUE_HAS_SERVICE] =
+	"SELECT s.base_duration_minutes, s.is_active FROM queue_services qs "
+	"JOIN services s ON s.id = qs.service_id WHERE qs.queue_id = ? AND "
+	"qs.service_id = ?",
+    [STMT_QUEUE_BOOKING_LOCK] =
+	"UPDATE queues SET booking_lock = booking_lock + 1 WHERE id = ?",
+    [STMT_BOOKING_INTERVALS] =
+	"SELECT scheduled_for, booking_end FROM entries WHERE queue_id = ? "
+	"AND is_booking = 1 AND status IN " ACTIVE_STATUSES " AND "
+	"scheduled_for < ? AND booking_end > ? AND id <> ?",
 };

@@ -101,6 +101,7 @@ static const char *const errstrs[WL_ERR__MAX] = {
     [WL_ERR_DB] = "database error",
     [WL_ERR_DB_GONE] = "database connection lost",
     [WL_ERR_DB_RETRY] = "transaction conflict",
+    [WL_ERR_BUSY] = "lock wait timeout",
     [WL_ERR_INVALID] = "invalid input",
     [WL_ERR_NOTFOUND] = "not found",
     [WL_ERR_CONFLICT] = "conflict",

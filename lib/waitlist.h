@@ -22,6 +22,7 @@ enum wl_err {
 	WL_ERR_DB,	    /* database error that is not worth retrying */
 	WL_ERR_DB_GONE,	    /* connection lost: reconnect, answer 503 */
 	WL_ERR_DB_RETRY,    /* deadlock or certification failure: retry */
+	WL_ERR_BUSY,	    /* lock wait timeout */
 	WL_ERR_INVALID,	    /* caller input is invalid */
 	WL_ERR_NOTFOUND,
 	WL_ERR_CONFLICT,

@@ -77,3 +77,8 @@ CREATE TABLE idempotency_keys (
   PRIMARY KEY (key_id, idem_key),
   KEY idempotency_created (created_at)
 ) ENGINE=InnoDB;
+
+-- Bookings of a line serialize on this counter: the capacity check and the
+-- insert happen after updating it, so two transactions (on one node or,
+-- through certification, on two Galera nodes) can never both pass.
+ALTER TABLE queues ADD COLUMN booking_lock BIGINT NOT NULL DEFAULT 0;

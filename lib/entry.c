@@ -1,0 +1,228 @@
+/*
+ * Entries: statuses and their transitions, the Entry object, and the read
+ * routes GET /waitlist/entries and GET /waitlist/entries/{entryId}.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "extern.h"
+
+#define DAY_MS (86400LL * 1000)
+
+const char *const wl_status_names[WL_ST__MAX] = {
+    "waiting", "ready", "confirmed", "in_service",
+    "completed", "cancelled", "no_show",
+};
+
+#define B(s) (1u << (s))
+static const unsigned transitions[WL_ST__MAX] = {
+    [WL_ST_WAITING] = B(WL_ST_READY) | B(WL_ST_CONFIRMED) |
+		      B(WL_ST_IN_SERVICE) | B(WL_ST_CANCELLED) |
+		      B(WL_ST_NO_SHOW),
+    [WL_ST_READY] = B(WL_ST_WAITING) | B(WL_ST_CONFIRMED) |
+		    B(WL_ST_IN_SERVICE) | B(WL_ST_CANCELLED) | B(WL_ST_NO_SHOW),
+    [WL_ST_CONFIRMED] = B(WL_ST_WAITING) | B(WL_ST_READY) |
+			B(WL_ST_IN_SERVICE) | B(WL_ST_CANCELLED) |
+			B(WL_ST_NO_SHOW),
+    [WL_ST_IN_SERVICE] = B(WL_ST_WAITING) | B(WL_ST_COMPLETED),
+};
+#undef B
+
+/* Status by name; -1 when unknown. */
+int
+wl_status_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < WL_ST__MAX; i++)
+		if (strcmp(s, wl_status_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* May an entry move from one status to another? */
+int
+wl_status_allowed(enum wl_status from, enum wl_status to)
+{
+	return (transitions[from] >> to) & 1;
+}
+
+/* Active statuses: waiting, ready, confirmed. */
+int
+wl_status_active(enum wl_status s)
+{
+	return s == WL_ST_WAITING || s == WL_ST_READY || s == WL_ST_CONFIRMED;
+}
+
+/* The Entry object of row r (ENTRY_COLS).  Guest values only with
+ * guest:read. */
+cJSON *
+wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
+{
+	int guest = (ctx->key.scopes >> WL_SCOPE_GUEST_READ) & 1;
+	const char *cd = wl_rows_str(rows, r, 12), *sms = wl_rows_str(rows, r, 16);
+	const char *avg = wl_rows_str(rows, r, 20);
+	cJSON *o = cJSON_CreateObject(), *v;
+	int64_t created = wl_rows_int(rows, r, 17);
+
+	wl_json_add_str(o, "id", wl_rows_str(rows, r, 0));
+	wl_json_add_str(o, "guestId", wl_rows_str(rows, r, 1));
+	wl_json_add_str(o, "bookingId", wl_rows_str(rows, r, 2));
+	wl_json_add_int(o, "version", wl_rows_int(rows, r, 3));
+	wl_json_add_str(o, "status", wl_rows_str(rows, r, 4));
+	wl_json_add_str(o, "queueId", wl_rows_str(rows, r, 5));
+	wl_json_add_str(o, "businessId", wl_rows_str(rows, r, 6));
+	if (guest) {
+		wl_json_add_str(o, "fullName", wl_rows_str(rows, r, 7));
+		wl_json_add_str(o, "phone", wl_rows_str(rows, r, 8));
+	}
+	wl_json_add_int(o, "partySize", wl_rows_int(rows, r, 9));
+	if (guest)
+		wl_json_add_str(o, "notes", wl_rows_str(rows, r, 10));
+	wl_json_add_str(o, "serviceTypeId", wl_rows_str(rows, r, 11));
+	if (guest) {
+		v = cd ? cJSON_Parse(cd) : NULL;
+		cJSON_AddItemToObject(o, "customData",
+				      v ? v : cJSON_CreateObject());
+	}
+	wl_json_add_str(o, "externalReference", wl_rows_str(rows, r, 13));
+	wl_json_add_bool(o, "isBooking", (int)wl_rows_int(rows, r, 14));
+	wl_json_add_ts(o, "scheduledFor", wl_rows_str(rows, r, 15)
+					      ? wl_rows_int(rows, r, 15)
+					      : -1);
+	v = sms ? cJSON_Parse(sms) : NULL;
+	cJSON_AddItemToObject(o, "smsConsent", v ? v : cJSON_CreateNull());
+	if (wl_rows_str(rows, r, 19))
+		wl_json_add_int(o, "position", wl_rows_int(rows, r, 19));
+	else
+		cJSON_AddNullToObject(o, "position");
+	if (avg) {
+		long long est = llround(strtod(avg, NULL) / 60000.0) -
+				(wl_now_ms() - created) / 60000;
+		wl_json_add_int(o, "estimatedWaitMinutes", est > 0 ? est : 0);
+	} else
+		cJSON_AddNullToObject(o, "estimatedWaitMinutes");
+	wl_json_add_ts(o, "createdAt", created);
+	wl_json_add_ts(o, "updatedAt", wl_rows_int(rows, r, 18));
+	return o;
+}
+
+/*
+ * Read entry id of the key's tenant.  Returns 1 with *rows set (one row of
+ * ENTRY_COLS), 0 when absent or outside the key's restrictions, or a
+ * negated wl_err.
+ */
+int
+wl_entry_fetch(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
+{
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_ENTRY_GET,
+			 SQL_ARGS(SQL_INT(wl_now_ms() - DAY_MS),
+				  SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 rows, NULL);
+	if (rc != WL_OK)
+		return -rc;
+	if ((*rows)->nrows == 1 &&
+	    wl_key_allows_queue(&ctx->key, wl_rows_str(*rows, 0, 6),
+				wl_rows_str(*rows, 0, 5)))
+		return 1;
+	wl_rows_free(*rows);
+	*rows = NULL;
+	return 0;
+}
+
+/* Reply {"entry": Entry} with the current state of entry id. */
+int
+wl_entry_reply(struct wl_ctx *ctx, const char *id, int status)
+{
+	struct wl_rows *rows = NULL;
+	cJSON *root;
+	int rc;
+
+	if ((rc = wl_entry_fetch(ctx, id, &rows)) < 0)
+		return -rc;
+	if (rc == 0)
+		return wl_reply_error(ctx, WL_C_NOT_FOUND, "entry not found");
+	root = cJSON_CreateObject();
+	cJSON_AddItemToObject(root, "entry", wl_entry_json(ctx, rows, 0));
+	wl_rows_free(rows);
+	return wl_reply_json(ctx, status, root);
+}
+
+/* GET /waitlist/entries/{entryId} */
+int
+wl_h_entry_get(struct wl_ctx *ctx)
+{
+	return wl_entry_reply(ctx, ctx->param[0], 200);
+}
+
+/* GET /waitlist/entries?externalReference=&cursor=&limit= */
+int
+wl_h_entry_list(struct wl_ctx *ctx)
+{
+	const struct wl_key *k = &ctx->key;
+	struct wl_rows *rows = NULL;
+	char ext[300], filters[320], pos[128], next[128], *bar;
+	long long after_ts = -1;
+	const char *after_id = "";
+	cJSON *root, *a;
+	int limit, rc, has_ext;
+	size_t n, r;
+
+	has_ext = wl_query_get(ctx->http->query, "externalReference", ext,
+			       sizeof(ext));
+	if (has_ext < 0 || (has_ext && (*ext == '\0' || wl_utf8_len(ext) > 255)))
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "externalReference must be 1 to 255 "
+				      "characters");
+	snprintf(filters, sizeof(filters), "externalReference=%s",
+		 has_ext ? ext : "");
+	if (wl_page_params(ctx, filters, &limit, pos, sizeof(pos)) < 0)
+		return WL_OK;
+	if (*pos && (bar = strchr(pos, '|')) != NULL) {
+		*bar = '\0';
+		after_ts = strtoll(pos, NULL, 10);
+		after_id = bar + 1;
+	}
+	if (has_ext)
+		rc = wl_sql_exec(
+		    ctx->app->db, STMT_ENTRY_LIST_EXTREF,
+		    SQL_ARGS(SQL_INT(wl_now_ms() - DAY_MS),
+			     SQL_STR(k->tenant.id), SQL_STR(ext),
+			     SQL_INT(after_ts), SQL_INT(after_ts),
+			     SQL_STR(after_id), SQL_STR(k->biz_json),
+			     SQL_STR(k->biz_json), SQL_STR(k->queue_json),
+			     SQL_STR(k->queue_json), SQL_INT(limit + 1)),
+		    &rows, NULL);
+	else
+		rc = wl_sql_exec(
+		    ctx->app->db, STMT_ENTRY_LIST,
+		    SQL_ARGS(SQL_INT(wl_now_ms() - DAY_MS),
+			     SQL_STR(k->tenant.id), SQL_INT(after_ts),
+			     SQL_INT(after_ts), SQL_STR(after_id),
+			     SQL_STR(k->biz_json), SQL_STR(k->biz_json),
+			     SQL_STR(k->queue_json), SQL_STR(k->queue_json),
+			     SQL_INT(limit + 1)),
+		    &rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
+	root = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(root, "entries");
+	for (r = 0; r < n; r++)
+		cJSON_AddItemToArray(a, wl_entry_json(ctx, rows, r));
+	if (rows->nrows > n)
+		snprintf(next, sizeof(next), "%s|%s",
+			 wl_rows_str(rows, n - 1, 18),
+			 wl_rows_str(rows, n - 1, 0));
+	rc = wl_page_next(ctx, root, filters, rows->nrows > n ? next : NULL);
+	wl_rows_free(rows);
+	if (rc != WL_OK) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	return wl_reply_json(ctx, 200, root);
+}

@@ -1,0 +1,540 @@
+/*
+ * Entry changes: POST /waitlist/entries (walk-ins and bookings),
+ * PATCH /waitlist/entries/{entryId} and PATCH .../status.  Each runs
+ * inside the idempotency transaction (idempotency.c): validate everything,
+ * then write the change, its status history and its events together.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "extern.h"
+
+#define MIN_MS 60000LL
+
+/* Columns of STMT_ENTRY_LOCK. */
+enum { L_ID, L_QUEUE, L_BUSINESS, L_STATUS, L_VERSION, L_IS_BOOKING,
+       L_BOOKING, L_SCHEDULED, L_END, L_SERVICE, L_CUSTOM, L_NAME, L_PHONE,
+       L_PARTY, L_NOTES, L_EXTREF };
+
+/*
+ * Lock entry id for update.  Returns 0 with *rows (one row), -1 after a
+ * 404 reply (absent, other tenant, or outside the key's restrictions), or
+ * a wl_err.
+ */
+int
+wl_entry_lock(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
+{
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_ENTRY_LOCK,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	if ((*rows)->nrows == 1 &&
+	    wl_key_allows_queue(&ctx->key, wl_rows_str(*rows, 0, L_BUSINESS),
+				wl_rows_str(*rows, 0, L_QUEUE)))
+		return 0;
+	wl_rows_free(*rows);
+	*rows = NULL;
+	wl_reply_error(ctx, WL_C_NOT_FOUND, "entry not found");
+	return -1;
+}
+
+static int
+history(struct wl_ctx *ctx, const char *entry, long long version,
+	const char *queue, const char *status, const char *previous,
+	int64_t now)
+{
+	return wl_sql_do(ctx->app->db, STMT_HISTORY_INSERT,
+			 SQL_ARGS(SQL_STR(entry), SQL_INT(version),
+				  SQL_STR(ctx->key.tenant.id), SQL_STR(queue),
+				  SQL_STR(status), SQL_STR(previous),
+				  SQL_INT(now)));
+}
+
+/*
+ * Move the locked entry to status `to`, checking in order: expected
+ * status and version (409), then the transition table (400).  Writes the
+ * history, emits status_changed (and booking.cancelled for a booking that
+ * is cancelled), and replies with the entry.
+ */
+int
+wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
+		       int expected, long long version, enum wl_status to)
+{
+	const char *id = wl_rows_str(e, 0, L_ID);
+	int from = wl_status_parse(wl_rows_str(e, 0, L_STATUS));
+	struct wl_events ev = {0};
+	int64_t now = wl_now_ms();
+	cJSON *data;
+	int rc;
+
+	if (expected != from)
+		return wl_reply_error(ctx, WL_C_STATUS_CONFLICT,
+				      "expectedStatus %s does not match the "
+				      "current status %s",
+				      wl_status_names[expected],
+				      wl_rows_str(e, 0, L_STATUS));
+	if (wl_rows_int(e, 0, L_VERSION) != version)
+		return wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
+				      "expectedVersion %lld does not match the "
+				      "current version %lld",
+				      version, wl_rows_int(e, 0, L_VERSION));
+	if (from < 0 || !wl_status_allowed((enum wl_status)from, to))
+		return wl_reply_error(ctx, WL_C_INVALID_TRANSITION,
+				      "an entry cannot move from %s to %s",
+				      wl_rows_str(e, 0, L_STATUS),
+				      wl_status_names[to]);
+	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_SET_STATUS,
+		       SQL_ARGS(SQL_STR(wl_status_names[to]), SQL_INT(now),
+				SQL_STR(wl_status_names[to]), SQL_INT(now),
+				SQL_STR(wl_status_names[to]), SQL_INT(now),
+				SQL_STR(id), SQL_INT(version)));
+	if (rc == WL_OK)
+		rc = history(ctx, id, version + 1, wl_rows_str(e, 0, L_QUEUE),
+			     wl_status_names[to], wl_status_names[from], now);
+	if (rc != WL_OK)
+		return rc;
+	data = cJSON_CreateObject();
+	wl_json_add_str(data, "entryId", id);
+	wl_json_add_str(data, "status", wl_status_names[to]);
+	wl_json_add_str(data, "previousStatus", wl_status_names[from]);
+	wl_events_add(&ev, WL_EV_ENTRY_STATUS_CHANGED, data);
+	if (wl_rows_int(e, 0, L_IS_BOOKING) && to == WL_ST_CANCELLED) {
+		data = cJSON_CreateObject();
+		wl_json_add_str(data, "entryId", id);
+		wl_json_add_str(data, "bookingId", wl_rows_str(e, 0, L_BOOKING));
+		wl_events_add(&ev, WL_EV_BOOKING_CANCELLED, data);
+	}
+	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+			     wl_rows_str(e, 0, L_BUSINESS),
+			     wl_rows_str(e, 0, L_QUEUE), id, version + 1, now);
+	return rc == WL_OK ? wl_entry_reply(ctx, id, 200) : rc;
+}
+
+/* The fields of a creation request, validated. */
+struct create {
+	const char *queue_id, *name, *service, *extref, *phone, *notes;
+	const char *when;
+	const cJSON *custom;
+	cJSON *consent;
+	long long party;
+	int is_booking;
+	int64_t at;
+};
+
+/* Type checks of the body that need no database.  0 or -1 (replied). */
+static int
+create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
+{
+	static const char *const keys[] = {
+	    "queueId", "fullName", "serviceTypeId", "customData",
+	    "externalReference", "isBooking", "scheduledFor", "smsConsent",
+	    "phone", "partySize", "notes", NULL};
+	int rc;
+
+	c->party = 1;
+	if (wl_body_only(ctx, b, keys) < 0)
+		return -1;
+	if ((rc = wl_field_string(ctx, b, "queueId", 1, 160, 0,
+				  &c->queue_id)) < 0)
+		return -1;
+	if (rc == 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "queueId is required");
+		return -1;
+	}
+	if ((rc = wl_field_name(ctx, b, &c->name)) < 0)
+		return -1;
+	if (rc == 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "fullName is required");
+		return -1;
+	}
+	if (wl_field_string(ctx, b, "serviceTypeId", 1, 160, 0,
+			    &c->service) < 0 ||
+	    wl_field_string(ctx, b, "externalReference", 1, 255, 0,
+			    &c->extref) < 0 ||
+	    wl_field_phone(ctx, b, &c->phone) < 0 ||
+	    wl_field_string(ctx, b, "notes", 0, 500, 1, &c->notes) < 0 ||
+	    wl_field_int(ctx, b, "partySize", 1, 100, &c->party) < 0 ||
+	    wl_field_consent(ctx, b, &c->consent) < 0)
+		return -1;
+	if (wl_json_get_object(b, "customData", &c->custom) < 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "customData must be an object keyed by custom "
+			       "field id");
+		return -1;
+	}
+	if (wl_json_get_bool(b, "isBooking", &c->is_booking) < 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "isBooking must be a boolean");
+		return -1;
+	}
+	rc = wl_field_string(ctx, b, "scheduledFor", 1, 64, 0, &c->when);
+	if (rc < 0)
+		return -1;
+	if (c->is_booking && (rc == 0 || wl_iso_to_ms(c->when, &c->at) < 0)) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "scheduledFor must be an ISO 8601 timestamp "
+			       "with a UTC offset");
+		return -1;
+	}
+	if (!c->is_booking && rc > 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "scheduledFor is only accepted with isBooking "
+			       "true");
+		return -1;
+	}
+	return 0;
+}
+
+/* Count the guest against this month's allowance; 0, -1 (402) or err. */
+static int
+allowance(struct wl_ctx *ctx, int64_t now)
+{
+	char month[16];
+	struct wl_local l;
+	int rc;
+
+	wl_tz_local("UTC", now, &l);
+	snprintf(month, sizeof(month), "%04d-%02d", l.year % 10000,
+		 l.month % 100);
+	rc = wl_sql_do(ctx->app->db, STMT_USAGE_BUMP,
+		       SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
+	if (rc != WL_OK)
+		return rc;
+	if ((long long)wl_sql_insert_id(ctx->app->db) >
+	    ctx->key.tenant.guest_allowance) {
+		wl_reply_error(ctx, WL_C_GUEST_ALLOWANCE_EXCEEDED,
+			       "the guest allowance of %lld this month is used "
+			       "up",
+			       ctx->key.tenant.guest_allowance);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+create_write(struct wl_ctx *ctx, const struct wl_queue *q,
+	     const struct create *c, const char *custom, int64_t end,
+	     int64_t now)
+{
+	char id[WL_ID_MAX], guest[WL_ID_MAX], booking[WL_ID_MAX];
+	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
+	char *consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
+	struct wl_events ev = {0};
+	cJSON *data;
+	int rc;
+
+	if (wl_id_new("ent_", id) || wl_id_new("gst_", guest) ||
+	    wl_id_new("bkg_", booking)) {
+		free(consent);
+		return WL_ERR_CRYPTO;
+	}
+	rc = wl_sql_do(
+	    ctx->app->db, STMT_ENTRY_INSERT,
+	    SQL_ARGS(SQL_STR(id), SQL_STR(ctx->key.tenant.id),
+		     SQL_STR(q->business_id), SQL_STR(q->id), SQL_STR(guest),
+		     c->is_booking ? SQL_STR(booking) : SQL_NULL,
+		     SQL_STR(wl_status_names[st]), SQL_INT(c->is_booking),
+		     SQL_STR(c->name), SQL_STR(c->phone), SQL_INT(c->party),
+		     SQL_STR(c->notes), SQL_STR(c->service), SQL_STR(custom),
+		     SQL_STR(c->extref),
+		     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
+		     c->is_booking ? SQL_INT(end) : SQL_NULL, SQL_STR(consent),
+		     SQL_INT(now), SQL_INT(now)));
+	free(consent);
+	if (rc == WL_OK)
+		rc = history(ctx, id, 1, q->id, wl_status_names[st], NULL, now);
+	if (rc != WL_OK)
+		return rc;
+	data = cJSON_CreateObject();
+	wl_json_add_str(data, "entryId", id);
+	wl_json_add_str(data, "status", wl_status_names[st]);
+	wl_json_add_bool(data, "isBooking", c->is_booking);
+	wl_events_add(&ev, WL_EV_ENTRY_CREATED, data);
+	if (c->is_booking) {
+		data = cJSON_CreateObject();
+		wl_json_add_str(data, "entryId", id);
+		wl_json_add_str(data, "bookingId", booking);
+		wl_json_add_ts(data, "scheduledFor", c->at);
+		wl_events_add(&ev, WL_EV_BOOKING_CREATED, data);
+	}
+	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+			     q->business_id, q->id, id, 1, now);
+	return rc == WL_OK ? wl_entry_reply(ctx, id, 201) : rc;
+}
+
+/* POST /waitlist/entries */
+int
+wl_h_entry_create(struct wl_ctx *ctx)
+{
+	struct create c = {0};
+	struct wl_queue q = {0};
+	cJSON *body, *custom = NULL;
+	char *custom_text = NULL;
+	long long minutes;
+	int64_t now = wl_now_ms(), end = 0;
+	int rc = WL_OK;
+
+	if ((body = wl_body_json(ctx)) == NULL)
+		return WL_OK;
+	if (create_parse(ctx, body, &c) < 0)
+		goto out;
+	if ((rc = wl_queue_load(ctx, c.queue_id, &q)) <= 0) {
+		rc = -rc;
+		if (rc == WL_OK)
+			wl_reply_error(ctx, WL_C_NOT_FOUND, "queue not found");
+		goto out;
+	}
+	rc = WL_OK;
+	minutes = q.slot_minutes;
+	if (c.service == NULL && q.service_required) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "serviceTypeId is required on this line");
+		goto out;
+	}
+	if (c.service && (rc = wl_service_check(ctx, q.id, c.service,
+						&minutes)) != 0)
+		goto done;
+	custom = cJSON_CreateObject();
+	if ((rc = wl_custom_data_merge(ctx, q.id, custom, c.custom)) != 0)
+		goto done;
+	if ((custom_text = cJSON_PrintUnformatted(custom)) == NULL) {
+		rc = WL_ERR_NOMEM;
+		goto out;
+	}
+	if (c.is_booking) {
+		if ((rc = wl_booking_place(ctx, &q, c.at, minutes, NULL, &end)))
+			goto done;
+	} else if (!q.walk_ins_enabled || q.walk_ins_paused ||
+		   !wl_queue_open_now(&q, now)) {
+		wl_reply_error(ctx, WL_C_QUEUE_UNAVAILABLE,
+			       "this line is not taking walk-ins now");
+		goto out;
+	}
+	if ((rc = allowance(ctx, now)) != 0)
+		goto done;
+	rc = create_write(ctx, &q, &c, custom_text, end, now);
+	goto out;
+done:
+	if (rc < 0)
+		rc = WL_OK; /* the 4xx reply has been made */
+out:
+	free(custom_text);
+	cJSON_Delete(custom);
+	cJSON_Delete(c.consent);
+	cJSON_Delete(body);
+	wl_queue_clear(&q);
+	return rc;
+}
+
+/* PATCH /waitlist/entries/{entryId}/status */
+int
+wl_h_entry_status(struct wl_ctx *ctx)
+{
+	static const char *const keys[] = {"status", "expectedStatus",
+					   "expectedVersion", NULL};
+	struct wl_rows *e = NULL;
+	const char *to, *expected;
+	long long version;
+	cJSON *body;
+	int rc = WL_OK;
+
+	if ((body = wl_body_json(ctx)) == NULL)
+		return WL_OK;
+	if (wl_body_only(ctx, body, keys) < 0)
+		goto out;
+	if (wl_json_get_string(body, "status", &to) != 1 ||
+	    wl_status_parse(to) < 0 ||
+	    wl_json_get_string(body, "expectedStatus", &expected) != 1 ||
+	    wl_status_parse(expected) < 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "status and expectedStatus are required, each "
+			       "one of waiting, ready, confirmed, in_service, "
+			       "completed, cancelled, no_show");
+		goto out;
+	}
+	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
+			 &version) != 1) {
+		if (ctx->resp->status == 0)
+			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				       "expectedVersion is required");
+		goto out;
+	}
+	if ((rc = wl_entry_lock(ctx, ctx->param[0], &e)) != 0) {
+		rc = rc < 0 ? WL_OK : rc;
+		goto out;
+	}
+	rc = wl_entry_change_status(ctx, e, wl_status_parse(expected), version,
+				    (enum wl_status)wl_status_parse(to));
+out:
+	wl_rows_free(e);
+	cJSON_Delete(body);
+	return rc;
+}
+
+static int
+has(const cJSON *body, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(body, name) != NULL;
+}
+
+/* Editable fields, in the order changedFields lists them. */
+static const char *const editable[] = {
+    "fullName", "phone", "partySize", "notes", "serviceTypeId",
+    "customData", "externalReference", NULL};
+
+/* PATCH /waitlist/entries/{entryId} */
+int
+wl_h_entry_edit(struct wl_ctx *ctx)
+{
+	static const char *const keys[] = {
+	    "expectedVersion", "fullName", "phone", "partySize", "notes",
+	    "serviceTypeId", "customData", "externalReference", NULL};
+	struct wl_rows *e = NULL;
+	struct wl_events ev = {0};
+	const char *name, *phone, *notes, *svc, *extref;
+	const cJSON *patch = NULL;
+	cJSON *body, *custom = NULL, *changed, *data;
+	char *custom_text = NULL;
+	long long version, party, minutes;
+	int64_t now = wl_now_ms();
+	int rc = WL_OK, st, i, any = 0;
+
+	if ((body = wl_body_json(ctx)) == NULL)
+		return WL_OK;
+	if (wl_body_only(ctx, body, keys) < 0)
+		goto out;
+	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
+			 &version) != 1) {
+		if (ctx->resp->status == 0)
+			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				       "expectedVersion is required");
+		goto out;
+	}
+	for (i = 0; editable[i]; i++)
+		any |= has(body, editable[i]);
+	if (!any) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "no editable field given: fullName, phone, "
+			       "partySize, notes, serviceTypeId, customData, "
+			       "externalReference");
+		goto out;
+	}
+	if (wl_field_name(ctx, body, &name) < 0 ||
+	    wl_field_phone(ctx, body, &phone) < 0 ||
+	    wl_field_string(ctx, body, "notes", 0, 500, 1, &notes) < 0 ||
+	    wl_field_string(ctx, body, "serviceTypeId", 1, 160, 0, &svc) < 0 ||
+	    wl_field_string(ctx, body, "externalReference", 1, 255, 0,
+			    &extref) < 0 ||
+	    wl_field_int(ctx, body, "partySize", 1, 100, &party) < 0)
+		goto out;
+	if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "fullName")) ||
+	    cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "partySize"))) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "fullName and partySize cannot be removed");
+		goto out;
+	}
+	if (wl_json_get_object(body, "customData", &patch) < 0) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "customData must be an object keyed by custom "
+			       "field id");
+		goto out;
+	}
+	if ((rc = wl_entry_lock(ctx, ctx->param[0], &e)) != 0)
+		goto done;
+	if (wl_rows_int(e, 0, L_VERSION) != version) {
+		wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
+			       "expectedVersion %lld does not match the "
+			       "current version %lld",
+			       version, wl_rows_int(e, 0, L_VERSION));
+		goto out;
+	}
+	st = wl_status_parse(wl_rows_str(e, 0, L_STATUS));
+	if (st == WL_ST_COMPLETED || st == WL_ST_CANCELLED ||
+	    st == WL_ST_NO_SHOW) {
+		wl_reply_error(ctx, WL_C_INVALID_TRANSITION,
+			       "a %s entry cannot be edited",
+			       wl_status_names[st]);
+		goto out;
+	}
+	/* Fields not in the body keep their stored values. */
+	if (!has(body, "fullName"))
+		name = wl_rows_str(e, 0, L_NAME);
+	if (!has(body, "phone"))
+		phone = wl_rows_str(e, 0, L_PHONE);
+	if (!has(body, "notes"))
+		notes = wl_rows_str(e, 0, L_NOTES);
+	if (!has(body, "serviceTypeId"))
+		svc = wl_rows_str(e, 0, L_SERVICE);
+	if (!has(body, "externalReference"))
+		extref = wl_rows_str(e, 0, L_EXTREF);
+	if (!has(body, "partySize"))
+		party = wl_rows_int(e, 0, L_PARTY);
+	if (svc == NULL && has(body, "serviceTypeId")) {
+		struct wl_queue q;
+		if ((rc = wl_queue_load(ctx, wl_rows_str(e, 0, L_QUEUE), &q)) < 0) {
+			rc = -rc;
+			goto out;
+		}
+		i = rc == 1 && q.service_required;
+		wl_queue_clear(&q);
+		rc = WL_OK;
+		if (i) {
+			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				       "serviceTypeId is required on this "
+				       "line");
+			goto out;
+		}
+	}
+	if (svc && has(body, "serviceTypeId") &&
+	    (rc = wl_service_check(ctx, wl_rows_str(e, 0, L_QUEUE), svc,
+				   &minutes)) != 0)
+		goto done;
+	custom = cJSON_Parse(wl_rows_str(e, 0, L_CUSTOM));
+	if (custom == NULL)
+		custom = cJSON_CreateObject();
+	if ((rc = wl_custom_data_merge(ctx, wl_rows_str(e, 0, L_QUEUE), custom,
+				       patch)) != 0)
+		goto done;
+	if ((custom_text = cJSON_PrintUnformatted(custom)) == NULL) {
+		rc = WL_ERR_NOMEM;
+		goto out;
+	}
+	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_EDIT,
+		       SQL_ARGS(SQL_STR(name), SQL_STR(phone), SQL_INT(party),
+				SQL_STR(notes), SQL_STR(svc),
+				SQL_STR(custom_text), SQL_STR(extref),
+				SQL_INT(now), SQL_STR(wl_rows_str(e, 0, L_ID)),
+				SQL_INT(version)));
+	if (rc != WL_OK)
+		goto out;
+	data = cJSON_CreateObject();
+	wl_json_add_str(data, "entryId", wl_rows_str(e, 0, L_ID));
+	changed = cJSON_AddArrayToObject(data, "changedFields");
+	for (i = 0; editable[i]; i++)
+		if (has(body, editable[i]))
+			cJSON_AddItemToArray(changed,
+					     cJSON_CreateString(editable[i]));
+	wl_events_add(&ev, WL_EV_ENTRY_UPDATED, data);
+	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+			     wl_rows_str(e, 0, L_BUSINESS),
+			     wl_rows_str(e, 0, L_QUEUE), wl_rows_str(e, 0, L_ID),
+			     version + 1, now);
+	if (rc == WL_OK)
+		rc = wl_entry_reply(ctx, wl_rows_str(e, 0, L_ID), 200);
+	goto out;
+done:
+	if (rc < 0)
+		rc = WL_OK;
+out:
+	free(custom_text);
+	cJSON_Delete(custom);
+	wl_rows_free(e);
+	cJSON_Delete(body);
+	return rc;
+}

@@ -1,0 +1,174 @@
+/*
+ * Idempotency for every mutating route.  The key is scoped to the API
+ * key.  The record is inserted first in the same transaction as the
+ * mutation and its events, so they commit together; a concurrent request
+ * with the same key blocks on that row until the first commits and then
+ * replays its stored result (or, past the lock wait timeout, answers
+ * idempotency_in_progress).  Results below 500 are stored (a 4xx rolls
+ * back to a savepoint first, so it stores nothing but the answer); 5xx,
+ * 429 and 503 store nothing and a retry executes.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "extern.h"
+
+struct idem {
+	struct wl_ctx *ctx;
+	wl_handler handler;
+	char hash[65];
+	int duplicate; /* the record exists: replay it after rollback */
+};
+
+static void
+request_hash(const struct wl_ctx *ctx, char out[65])
+{
+	struct wl_buf b = {0};
+
+	wl_buf_printf(&b, "%s\n%s\n", ctx->http->method, ctx->http->path);
+	wl_buf_append(&b, ctx->http->body, ctx->http->body_len);
+	wl_sha256_hex(b.p ? b.p : "", b.len, out);
+	wl_buf_free(&b);
+}
+
+static int
+key_valid(const char *k)
+{
+	size_t n = k ? strlen(k) : 0, i;
+
+	if (n == 0 || n > 255)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isprint((unsigned char)k[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Replay the stored result, or refuse when the request differs.  Returns
+ * 1 when answered, 0 when there is no record.
+ */
+static int
+replay(struct wl_ctx *ctx, const char *hash, int *rc)
+{
+	struct wl_rows *rows = NULL;
+	const char *stored, *body;
+	cJSON *root;
+	int status;
+
+	*rc = wl_sql_exec(ctx->app->db, STMT_IDEM_GET,
+			  SQL_ARGS(SQL_STR(ctx->key.id),
+				   SQL_STR(ctx->http->idempotency_key)),
+			  &rows, NULL);
+	if (*rc != WL_OK)
+		return 1;
+	if (rows->nrows == 0) {
+		wl_rows_free(rows);
+		return 0;
+	}
+	stored = wl_rows_str(rows, 0, 0);
+	status = (int)wl_rows_int(rows, 0, 1);
+	body = wl_rows_str(rows, 0, 2);
+	if (strcmp(stored, hash) != 0)
+		wl_reply_error(ctx, WL_C_IDEMPOTENCY_CONFLICT,
+			       "this Idempotency-Key was used for a different "
+			       "request");
+	else if (status == 0)
+		wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
+			       "a request with this Idempotency-Key is still "
+			       "running");
+	else {
+		wl_resp_header(ctx->resp, "Idempotency-Replayed", "true");
+		if (body == NULL)
+			wl_reply_empty(ctx, status);
+		else if ((root = cJSON_Parse(body)) == NULL)
+			*rc = WL_ERR_NOMEM;
+		else {
+			/* An error body names this request, not the first. */
+			if (cJSON_GetObjectItemCaseSensitive(root, "requestId"))
+				cJSON_ReplaceItemInObjectCaseSensitive(
+				    root, "requestId",
+				    cJSON_CreateString(ctx->resp->request_id));
+			wl_reply_json(ctx, status, root);
+		}
+	}
+	wl_rows_free(rows);
+	return 1;
+}
+
+static int
+run(struct wl_db *db, void *arg)
+{
+	struct idem *s = arg;
+	struct wl_ctx *ctx = s->ctx;
+	int rc, status;
+
+	rc = wl_sql_do(db, STMT_IDEM_INSERT,
+		       SQL_ARGS(SQL_STR(ctx->key.id),
+				SQL_STR(ctx->http->idempotency_key),
+				SQL_STR(s->hash), SQL_INT(wl_now_ms())));
+	if (rc == WL_ERR_CONFLICT) {
+		s->duplicate = 1;
+		return rc;
+	}
+	if (rc != WL_OK || (rc = wl_sql_raw(db, "SAVEPOINT mutation")) != WL_OK)
+		return rc;
+	ctx->resp->status = 0;
+	if ((rc = s->handler(ctx)) != WL_OK)
+		return rc;
+	status = ctx->resp->status;
+	if (status >= 500 || status == 429 || status == 0)
+		return WL_ERR_INVALID; /* roll back, store nothing */
+	if (status >= 400 &&
+	    (rc = wl_sql_raw(db, "ROLLBACK TO SAVEPOINT mutation")) != WL_OK)
+		return rc;
+	return wl_sql_do(db, STMT_IDEM_FINISH,
+			 SQL_ARGS(SQL_INT(status), SQL_STR(ctx->resp->body),
+				  SQL_STR(ctx->key.id),
+				  SQL_STR(ctx->http->idempotency_key)));
+}
+
+/*
+ * Run a mutating handler under the request's Idempotency-Key.  The handler
+ * runs inside the transaction (it must not open its own) and may run more
+ * than once when the transaction is retried.  Returns like a handler.
+ */
+int
+wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
+{
+	struct idem s = {ctx, handler, "", 0};
+	int rc;
+
+	if (ctx->http->idempotency_key == NULL ||
+	    *ctx->http->idempotency_key == '\0')
+		return wl_reply_error(ctx, WL_C_IDEMPOTENCY_KEY_REQUIRED,
+				      "the Idempotency-Key header is required");
+	if (!key_valid(ctx->http->idempotency_key))
+		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+				      "Idempotency-Key must be 1 to 255 "
+				      "printable ASCII characters");
+	request_hash(ctx, s.hash);
+	if (replay(ctx, s.hash, &rc))
+		return rc;
+	rc = wl_db_txn(ctx->app->db, run, &s);
+	if (rc == WL_ERR_CONFLICT && s.duplicate) {
+		/* The first request committed while this one waited. */
+		wl_resp_clear_body(ctx->resp);
+		if (replay(ctx, s.hash, &rc))
+			return rc;
+		return wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
+				      "a request with this Idempotency-Key is "
+				      "still running");
+	}
+	if (rc == WL_ERR_BUSY) {
+		wl_resp_clear_body(ctx->resp);
+		return wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
+				      "a request with this Idempotency-Key is "
+				      "still running");
+	}
+	if (rc == WL_ERR_INVALID)
+		return WL_OK; /* the handler's own 5xx/429 answer stands */
+	return rc;
+}

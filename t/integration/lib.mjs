@@ -1,0 +1,148 @@
+// Helpers for the integration tests, which run under script/test against a
+// real stack.  It passes the stack in through the environment:
+//   WL_BASE_URL  http://127.0.0.1:PORT/v1/external
+//   WL_VAR       the stack directory (MariaDB socket, logs, config)
+//   WL_REPO      the repository root
+//   WL_CTL       the waitlistctl command line, with --config
+// Node 18+, built-ins only.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests through script/test`);
+  return value;
+}
+
+export const BASE = env('WL_BASE_URL').replace(/\/+$/, '');
+export const ORIGIN = new URL(BASE).origin;
+const VAR = env('WL_VAR');
+const REPO = env('WL_REPO');
+const CTL = env('WL_CTL').split(' ').filter(Boolean);
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let counter = 0;
+// A string no other test (or earlier run on the same database) has used.
+export function uniq(prefix = 'x') {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}-${randomBytes(3).toString('hex')}`;
+}
+
+// One HTTP call.  path is relative to BASE unless it is a full URL.
+// body is sent as JSON; rawBody (string or Buffer) is sent as is.
+export async function api(method, path, { key, body, rawBody, headers = {}, idempotencyKey } = {}) {
+  const h = new Headers(headers);
+  let payload;
+  if (rawBody !== undefined) payload = rawBody;
+  else if (body !== undefined) payload = JSON.stringify(body);
+  if (payload !== undefined && !h.has('content-type')) h.set('content-type', 'application/json');
+  if (key) h.set('authorization', `Bearer ${key}`);
+  if (idempotencyKey) h.set('idempotency-key', idempotencyKey);
+  const url = /^https?:\/\//.test(path) ? path : BASE + path;
+  const res = await fetch(url, { method, headers: h, body: payload });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Not JSON: tests that care look at text.
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+// Runs waitlistctl; returns its JSON output (null if it printed nothing).
+export function ctl(...args) {
+  const r = spawnSync(CTL[0], [...CTL.slice(1), ...args], { encoding: 'utf8' });
+  if (r.error) throw r.error;
+  if (r.status !== 0) {
+    throw new Error(`waitlistctl ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
+  }
+  return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
+}
+
+// Runs waitlistctl expecting failure; a success shows as code 0.
+export function ctlFail(...args) {
+  const r = spawnSync(CTL[0], [...CTL.slice(1), ...args], { encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { code: r.status, stderr: r.stderr };
+}
+
+// Loads a fixture (see OPERATIONS.md) and returns its refs: ref -> id, or
+// ref -> plaintext key for keys.
+export function seed(fixtureObject) {
+  const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
+  try {
+    const file = join(dir, 'fixture.json');
+    writeFileSync(file, JSON.stringify(fixtureObject));
+    return ctl('seed', file).refs;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Runs a query as the database owner; rows as arrays of strings (NULL is
+// the string "NULL").
+export function sql(query) {
+  const out = execFileSync('mariadb', [
+    '--no-defaults', `--socket=${VAR}/mysql.sock`, '-u', userInfo().username,
+    '-N', '-B', 'waitlist', '-e', query,
+  ], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line !== '').map((line) => line.split('\t'));
+}
+
+// Acts on the running stack through script/stack (db-stop, db-start,
+// fcgi-pid, ...); returns its output, trimmed.
+export function stack(...args) {
+  return execFileSync(join(REPO, 'script', 'stack'), [VAR, ...args], { encoding: 'utf8' }).trim();
+}
+
+const ALL_SCOPES = [
+  'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
+  'webhooks:read', 'webhooks:write', 'analytics:read',
+];
+const ALL_DAY = { enabled: true, start: '00:00', end: '24:00' };
+
+// A fresh fixture: tenant t1 (unique name) with business b1 (UTC), service
+// s1, select field f1, queue q1 open all day every day, and key k1 with
+// every scope.  overrides are merged into the tenant (plan, limits, ...);
+// tests push further keys onto tenants[0].keys.
+export function fixture(overrides = {}) {
+  const name = uniq('tenant');
+  return {
+    tenants: [{
+      ref: 't1', name, plan: 'pro',
+      publicApi: true, webhooks: true, zapier: false,
+      state: 'active', emailVerified: true, billingAvailable: true,
+      guestAllowance: 10000,
+      businesses: [{
+        ref: 'b1', name: `${name} business`, slug: uniq('biz'), timeZone: 'UTC',
+        services: [{ ref: 's1', serviceName: 'Haircut', baseDurationMinutes: 30, isActive: true }],
+        customFields: [{
+          ref: 'f1', label: 'Seat', type: 'select', required: false, public: true,
+          options: [{ value: 'in', label: 'Inside' }, { value: 'out', label: 'Outside' }],
+        }],
+        queues: [{
+          ref: 'q1', name: 'Main line', timeZone: null,
+          services: ['s1'], customFields: ['f1'],
+          workingHours: { ...ALL_DAY },
+          availability: {
+            walkInsEnabled: true, walkInsPaused: false,
+            bookingsEnabled: true, bookingsPaused: false,
+            bookingSlotMinutes: 15, bookingHours: { ...ALL_DAY },
+            bookingCapacity: 2, serviceRequired: false,
+          },
+        }],
+      }],
+      keys: [{
+        ref: 'k1', scopes: [...ALL_SCOPES], businesses: [], queues: [],
+        expiresInDays: 365, integrationType: 'api',
+      }],
+      ...overrides,
+    }],
+  };
+}
