@@ -519,16 +519,18 @@ out:
 	return rc;
 }
 
-/* waitlistctl purge: retention.  Grows with the event feed. */
+/* waitlistctl purge: apply retention; prints what was removed. */
 int
 wl_admin_purge(struct wl_app *app, FILE *out, char *err, size_t errsz)
 {
-	cJSON *root = cJSON_CreateObject();
+	long long events, idem;
+	cJSON *root;
+	int rc;
 
-	(void)app;
-	(void)err;
-	(void)errsz;
-	wl_json_add_int(root, "events", 0);
-	wl_json_add_int(root, "idempotencyRecords", 0);
+	if ((rc = wl_purge(app->db, wl_now_ms(), &events, &idem)) != WL_OK)
+		return db_fail(app, rc, err, errsz);
+	root = cJSON_CreateObject();
+	wl_json_add_int(root, "events", events);
+	wl_json_add_int(root, "idempotencyRecords", idem);
 	return print_json(out, root);
 }

@@ -143,6 +143,12 @@ enum wl_stmt {
 	STMT_HISTORY_INSERT,
 	STMT_QUEUE_HAS_SERVICE,
 	STMT_QUEUE_BOOKING_LOCK,
+	STMT_EVENT_SCAN,
+	STMT_COUNTER_GET,
+	STMT_PURGE_EVENT_TENANTS,
+	STMT_PURGE_MARK,
+	STMT_PURGE_EVENTS,
+	STMT_PURGE_IDEMPOTENCY,
 	STMT_BOOKING_INTERVALS,
 	STMT__MAX
 };
@@ -534,6 +540,13 @@ int wl_outbox_write(struct wl_db *, struct wl_events *, const char *tenant,
 
 /* Idempotent mutations (idempotency.c). */
 int wl_idempotent(struct wl_ctx *, wl_handler);
+
+/* The event feed and retention (events.c). */
+#define WL_EVENT_RETENTION_MS (7LL * 86400 * 1000)
+#define WL_IDEMPOTENCY_KEEP_MS (24LL * 3600 * 1000)
+int wl_h_events(struct wl_ctx *);
+int wl_purge(struct wl_db *, int64_t now, long long *events,
+	     long long *idempotency);
 
 /* Opening hours (hours.c). */
 extern const char *const wl_day_names[7]; /* indexed by tm_wday */

@@ -32,6 +32,7 @@ enum wl_route {
 	R_ENTRY_STATUS,
 	R_BOOKING_RESCHEDULE,
 	R_BOOKING_CANCEL,
+	R_EVENTS,
 	R__MAX
 };
 
@@ -74,6 +75,7 @@ static const struct route {
     [R_BOOKING_CANCEL] = {WL_POST, "/bookings/{}/cancel",
 			  WL_SCOPE_WAITLIST_WRITE, F_MUTATION,
 			  wl_h_booking_cancel},
+    [R_EVENTS] = {WL_GET, "/events", WL_SCOPE_EVENTS_READ, 0, wl_h_events},
 };
 
 /*

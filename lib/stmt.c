@@ -230,6 +230,22 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"qs.service_id = ?",
     [STMT_QUEUE_BOOKING_LOCK] =
 	"UPDATE queues SET booking_lock = booking_lock + 1 WHERE id = ?",
+    [STMT_EVENT_SCAN] =
+	"SELECT seq, type, business_id, queue_id, body FROM events WHERE "
+	"tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    [STMT_COUNTER_GET] =
+	"SELECT event_seq, purged_seq FROM tenant_counters WHERE tenant_id = ?",
+    [STMT_PURGE_EVENT_TENANTS] =
+	"SELECT tenant_id, MAX(seq) FROM events WHERE occurred_at < ? GROUP "
+	"BY tenant_id",
+    [STMT_PURGE_MARK] =
+	"UPDATE tenant_counters SET purged_seq = GREATEST(purged_seq, ?) "
+	"WHERE tenant_id = ?",
+    [STMT_PURGE_EVENTS] =
+	"DELETE FROM events WHERE tenant_id = ? AND seq <= ? ORDER BY seq "
+	"LIMIT 1000",
+    [STMT_PURGE_IDEMPOTENCY] =
+	"DELETE FROM idempotency_keys WHERE created_at < ? LIMIT 1000",
     [STMT_BOOKING_INTERVALS] =
 	"SELECT scheduled_for, booking_end FROM entries WHERE queue_id = ? "
 	"AND is_booking = 1 AND status IN " ACTIVE_STATUSES " AND "
