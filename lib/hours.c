@@ -63,7 +63,7 @@ wl_hours_normalize(const cJSON *in, const cJSON *base, const char *what,
 	const cJSON *days = NULL, *d;
 	cJSON *out, *od, *day;
 	int enabled = base ? 1 : 0, de_on, i;
-	char name[64];
+	char name[400];
 
 	if (in == NULL && base != NULL)
 		return cJSON_Duplicate(base, 1);
@@ -75,7 +75,7 @@ wl_hours_normalize(const cJSON *in, const cJSON *base, const char *what,
 		enabled = 1;
 		if (get_span(in, what, &de_on, &ds, &de, err, errsz) < 0)
 			return NULL;
-		if (cJSON_GetObjectItemCaseSensitive(in, "enabled"))
+		if (wl_json_get_bool(in, "enabled", &de_on) == 1)
 			enabled = de_on;
 		start = ds ? ds : start;
 		end = de ? de : end;
@@ -94,7 +94,7 @@ wl_hours_normalize(const cJSON *in, const cJSON *base, const char *what,
 	for (i = 0; i < 7; i++) {
 		/* Output order mon..sun. */
 		const char *dn = wl_day_names[(i + 1) % 7];
-		int on = 1;
+		int on = enabled;
 		ds = start;
 		de = end;
 		d = days ? cJSON_GetObjectItemCaseSensitive(days, dn) : NULL;
@@ -108,7 +108,7 @@ wl_hours_normalize(const cJSON *in, const cJSON *base, const char *what,
 			int on2;
 			if (get_span(d, name, &on2, &s2, &e2, err, errsz) < 0)
 				goto fail;
-			if (cJSON_GetObjectItemCaseSensitive(d, "enabled"))
+			if (wl_json_get_bool(d, "enabled", &on2) == 1)
 				on = on2;
 			ds = s2 ? s2 : ds;
 			de = e2 ? e2 : de;

@@ -67,8 +67,9 @@ wl_h_openapi(struct wl_ctx *ctx)
 		return wl_reply_error(ctx, WL_C_NOT_FOUND,
 				      "the OpenAPI description is not "
 				      "installed");
-	if ((copy = strdup(ctx->app->openapi)) == NULL)
+	if ((copy = malloc(ctx->app->openapi_len + 1)) == NULL)
 		return WL_ERR_NOMEM;
+	memcpy(copy, ctx->app->openapi, ctx->app->openapi_len + 1);
 	ctx->resp->status = 200;
 	free(ctx->resp->body);
 	ctx->resp->body = copy;

@@ -170,7 +170,7 @@ wl_iso_to_ms(const char *s, int64_t *ms)
 	       h * 3600 + mi * 60 + sec - oh * 3600 - om * 60) *
 		  1000 +
 	      frac;
-	return 0;
+	return *ms < 0 ? -1 : 0;
 }
 
 /* "HH:MM" in 00:00..24:00; sets *minutes.  Returns 0 or -1. */

@@ -1,11 +1,383 @@
+/*
+ * Typed getters, the UTF-8 check and the request-body parser.
+ */
 #include "config.h"
+
+#include <stdlib.h>
 
 #include "extern.h"
 #include "tests.h"
 
-START_TEST(placeholder_json)
+static cJSON *doc;
+
+static void
+setup_doc(void)
 {
-	ck_assert_int_eq(1, 1);
+	doc = cJSON_Parse("{\"s\":\"text\",\"b\":true,\"f\":false,\"i\":-3,"
+			  "\"big\":9007199254740992,\"frac\":1.5,"
+			  "\"huge\":1e300,\"o\":{\"k\":1},\"a\":[1,2],"
+			  "\"n\":null}");
+	ck_assert_ptr_nonnull(doc);
+}
+
+static void
+teardown_doc(void)
+{
+	cJSON_Delete(doc);
+	doc = NULL;
+}
+
+/* Parse a C string as a request body; 1 when it is accepted. */
+static int
+accepted(const char *text)
+{
+	cJSON *o = wl_json_parse_object(text, strlen(text));
+
+	cJSON_Delete(o);
+	return o != NULL;
+}
+
+START_TEST(get_string_reports_found_absent_null_and_wrong_type)
+{
+	const char *s = "stale";
+
+	ck_assert_int_eq(wl_json_get_string(doc, "s", &s), 1);
+	ck_assert_str_eq(s, "text");
+	ck_assert_int_eq(wl_json_get_string(doc, "missing", &s), 0);
+	ck_assert_ptr_null(s);
+	s = "stale";
+	ck_assert_int_eq(wl_json_get_string(doc, "n", &s), 0);
+	ck_assert_ptr_null(s);
+	s = "stale";
+	ck_assert_int_eq(wl_json_get_string(doc, "i", &s), -1);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(wl_json_get_string(doc, "o", &s), -1);
+	/* Names are case-sensitive. */
+	ck_assert_int_eq(wl_json_get_string(doc, "S", &s), 0);
+}
+END_TEST
+
+START_TEST(get_bool_reports_found_absent_null_and_wrong_type)
+{
+	int b = 7;
+
+	ck_assert_int_eq(wl_json_get_bool(doc, "b", &b), 1);
+	ck_assert_int_eq(b, 1);
+	ck_assert_int_eq(wl_json_get_bool(doc, "f", &b), 1);
+	ck_assert_int_eq(b, 0);
+	b = 7;
+	ck_assert_int_eq(wl_json_get_bool(doc, "missing", &b), 0);
+	ck_assert_int_eq(b, 0);
+	ck_assert_int_eq(wl_json_get_bool(doc, "n", &b), 0);
+	ck_assert_int_eq(wl_json_get_bool(doc, "i", &b), -1);
+	ck_assert_int_eq(wl_json_get_bool(doc, "s", &b), -1);
+}
+END_TEST
+
+START_TEST(get_int_reports_found_absent_null_and_wrong_type)
+{
+	long long v = 7;
+
+	ck_assert_int_eq(wl_json_get_int(doc, "i", &v), 1);
+	ck_assert_int_eq(v, -3);
+	ck_assert_int_eq(wl_json_get_int(doc, "missing", &v), 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(wl_json_get_int(doc, "n", &v), 0);
+	ck_assert_int_eq(wl_json_get_int(doc, "s", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(doc, "b", &v), -1);
+}
+END_TEST
+
+START_TEST(get_int_refuses_fractions_and_huge_numbers)
+{
+	long long v = 7;
+
+	ck_assert_int_eq(wl_json_get_int(doc, "frac", &v), -1);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(wl_json_get_int(doc, "huge", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(doc, "big", &v), 1);
+	ck_assert_int_eq(v, 9007199254740992LL);
+}
+END_TEST
+
+START_TEST(get_int_refuses_beyond_two_to_the_53)
+{
+	cJSON *o = cJSON_Parse("{\"p\":9007199254740994,"
+			       "\"m\":-9007199254740994,"
+			       "\"neg\":-9007199254740992,\"e\":2e3}");
+	long long v;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(wl_json_get_int(o, "p", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(o, "m", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(o, "neg", &v), 1);
+	ck_assert_int_eq(v, -9007199254740992LL);
+	/* An exponent is fine when the value is whole. */
+	ck_assert_int_eq(wl_json_get_int(o, "e", &v), 1);
+	ck_assert_int_eq(v, 2000);
+	cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(get_object_and_array_check_the_type)
+{
+	const cJSON *v = doc;
+
+	ck_assert_int_eq(wl_json_get_object(doc, "o", &v), 1);
+	ck_assert_ptr_eq(v, cJSON_GetObjectItem(doc, "o"));
+	ck_assert_int_eq(wl_json_get_object(doc, "a", &v), -1);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(wl_json_get_object(doc, "n", &v), 0);
+	ck_assert_int_eq(wl_json_get_object(doc, "missing", &v), 0);
+	ck_assert_int_eq(wl_json_get_array(doc, "a", &v), 1);
+	ck_assert_int_eq(cJSON_GetArraySize(v), 2);
+	ck_assert_int_eq(wl_json_get_array(doc, "o", &v), -1);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(wl_json_get_array(doc, "n", &v), 0);
+	ck_assert_int_eq(wl_json_get_array(doc, "s", &v), -1);
+}
+END_TEST
+
+START_TEST(adders_write_nulls_and_timestamps)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+	char *v[] = {"x", "y"};
+
+	ck_assert_ptr_nonnull(wl_json_add_str(o, "s", NULL));
+	ck_assert_ptr_nonnull(wl_json_add_int(o, "i", -42));
+	ck_assert_ptr_nonnull(wl_json_add_bool(o, "b", 5));
+	ck_assert_ptr_nonnull(wl_json_add_ts(o, "t", 0));
+	ck_assert_ptr_nonnull(wl_json_add_ts(o, "u", -1));
+	cJSON_AddItemToObject(o, "v", wl_json_str_array(v, 2));
+	cJSON_AddItemToObject(o, "w", wl_json_str_array(NULL, 0));
+	ck_assert_ptr_nonnull(text = cJSON_PrintUnformatted(o));
+	ck_assert_str_eq(text, "{\"s\":null,\"i\":-42,\"b\":true,"
+			       "\"t\":\"1970-01-01T00:00:00.000Z\","
+			       "\"u\":null,\"v\":[\"x\",\"y\"],\"w\":[]}");
+	free(text);
+	cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(utf8_accepts_ascii_and_multibyte)
+{
+	static const char *const ok[] = {
+	    "",
+	    "plain ascii ~\x7f",
+	    "\xc3\xa9",		    /* é */
+	    "\xe2\x82\xac",	    /* € */
+	    "\xef\xbf\xbf",	    /* U+FFFF */
+	    "\xed\x9f\xbf",	    /* U+D7FF, just below the surrogates */
+	    "\xf0\x9f\x98\x80",	    /* 😀 */
+	    "\xf4\x8f\xbf\xbf",	    /* U+10FFFF */
+	    "caf\xc3\xa9 \xf0\x9f\x98\x80!",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(*ok); i++)
+		ck_assert_msg(wl_utf8_valid(ok[i], strlen(ok[i])) == 1,
+			      "refused #%zu", i);
+}
+END_TEST
+
+START_TEST(utf8_refuses_malformed_sequences)
+{
+	static const char *const bad[] = {
+	    "\xc0\xaf",		/* overlong '/' */
+	    "\xc1\xbf",		/* overlong */
+	    "\xe0\x80\xaf",	/* overlong in three bytes */
+	    "\xf0\x80\x80\xaf", /* overlong in four bytes */
+	    "\xed\xa0\x80",	/* U+D800 */
+	    "\xed\xbf\xbf",	/* U+DFFF */
+	    "\xf4\x90\x80\x80", /* U+110000 */
+	    "\xc3",		/* truncated */
+	    "\xe2\x82",
+	    "\xf0\x9f\x98",
+	    "a\xc3",
+	    "\x80",		/* lone continuation */
+	    "\xc3\x28",		/* bad continuation */
+	    "\xe2\x28\xa1",
+	};
+	char one[2] = {0, 0};
+	unsigned c;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		ck_assert_msg(wl_utf8_valid(bad[i], strlen(bad[i])) == 0,
+			      "accepted #%zu", i);
+	for (c = 0xf5; c <= 0xff; c++) {
+		one[0] = (char)c;
+		ck_assert_msg(wl_utf8_valid(one, 1) == 0, "accepted %#x", c);
+	}
+}
+END_TEST
+
+START_TEST(utf8_refuses_embedded_nul)
+{
+	ck_assert_int_eq(wl_utf8_valid("a\0b", 3), 0);
+	ck_assert_int_eq(wl_utf8_valid("\0", 1), 0);
+	/* The length bounds the check: the NUL after it does not count. */
+	ck_assert_int_eq(wl_utf8_valid("a\0b", 1), 1);
+	/* A sequence cut by the length is truncated. */
+	ck_assert_int_eq(wl_utf8_valid("\xc3\xa9", 1), 0);
+}
+END_TEST
+
+START_TEST(utf8_len_counts_code_points)
+{
+	ck_assert_uint_eq(wl_utf8_len(""), 0);
+	ck_assert_uint_eq(wl_utf8_len("abc"), 3);
+	ck_assert_uint_eq(wl_utf8_len("caf\xc3\xa9"), 4);
+	ck_assert_uint_eq(wl_utf8_len("\xe2\x82\xac\xf0\x9f\x98\x80"), 2);
+}
+END_TEST
+
+START_TEST(parse_object_accepts_an_object_with_trailing_space)
+{
+	const char *t = "  {\"a\":1,\"b\":{\"c\":[1,{\"d\":\"\xc3\xa9\"}]}}"
+			" \t\r\n";
+	cJSON *o = wl_json_parse_object(t, strlen(t));
+	const cJSON *b;
+	long long a;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(wl_json_get_int(o, "a", &a), 1);
+	ck_assert_int_eq(a, 1);
+	ck_assert_int_eq(wl_json_get_object(o, "b", &b), 1);
+	cJSON_Delete(o);
+	ck_assert_int_eq(accepted("{}"), 1);
+}
+END_TEST
+
+START_TEST(parse_object_honours_the_length)
+{
+	const char *t = "{\"a\":1} garbage";
+	cJSON *o = wl_json_parse_object(t, 7);
+
+	ck_assert_ptr_nonnull(o);
+	cJSON_Delete(o);
+	ck_assert_ptr_null(wl_json_parse_object(t, strlen(t)));
+	ck_assert_ptr_null(wl_json_parse_object(t, 6));
+	ck_assert_ptr_null(wl_json_parse_object("", 0));
+}
+END_TEST
+
+START_TEST(parse_object_refuses_non_objects)
+{
+	ck_assert_int_eq(accepted("[]"), 0);
+	ck_assert_int_eq(accepted("[{\"a\":1}]"), 0);
+	ck_assert_int_eq(accepted("1"), 0);
+	ck_assert_int_eq(accepted("\"s\""), 0);
+	ck_assert_int_eq(accepted("null"), 0);
+	ck_assert_int_eq(accepted("true"), 0);
+	ck_assert_int_eq(accepted(""), 0);
+	ck_assert_int_eq(accepted("   "), 0);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_trailing_garbage)
+{
+	ck_assert_int_eq(accepted("{} x"), 0);
+	ck_assert_int_eq(accepted("{}{}"), 0);
+	ck_assert_int_eq(accepted("{},"), 0);
+	ck_assert_int_eq(accepted("{\"a\":1"), 0);
+	ck_assert_int_eq(accepted("{\"a\":1,}"), 0);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_invalid_utf8)
+{
+	ck_assert_int_eq(accepted("{\"a\":\"\xc0\xaf\"}"), 0);
+	ck_assert_int_eq(accepted("{\"\xed\xa0\x80\":1}"), 0);
+	ck_assert_int_eq(accepted("{\"a\":\"\xff\"}"), 0);
+	ck_assert_int_eq(wl_json_parse_object("{\"a\":\"\0\"}", 8) == NULL, 1);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_duplicate_keys)
+{
+	ck_assert_int_eq(accepted("{\"a\":1,\"a\":2}"), 0);
+	ck_assert_int_eq(accepted("{\"a\":1,\"b\":2,\"a\":3}"), 0);
+	ck_assert_int_eq(accepted("{\"a\":{\"b\":1,\"b\":2}}"), 0);
+	ck_assert_int_eq(accepted("{\"a\":[{\"b\":1},{\"c\":1,\"c\":1}]}"), 0);
+	/* Same name in different objects, or differing case, is fine. */
+	ck_assert_int_eq(accepted("{\"a\":{\"a\":1},\"b\":{\"a\":2}}"), 1);
+	ck_assert_int_eq(accepted("{\"a\":1,\"A\":2}"), 1);
+	ck_assert_int_eq(accepted("{\"a\":[{\"b\":1},{\"b\":2}]}"), 1);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_nul_escapes)
+{
+	/* JSON text {"a":"x\u0000y"}: a NUL inside the value. */
+	ck_assert_int_eq(accepted("{\"a\":\"x\\u0000y\"}"), 0);
+	/* {"\u0000":1}: a NUL inside a key. */
+	ck_assert_int_eq(accepted("{\"\\u0000\":1}"), 0);
+	/* {"a":"\\\u0000"}: an escaped backslash, then a NUL escape. */
+	ck_assert_int_eq(accepted("{\"a\":\"\\\\\\u0000\"}"), 0);
+}
+END_TEST
+
+START_TEST(parse_object_accepts_escaped_backslash_before_u0000)
+{
+	/* JSON text {"a":"\\u0000"}: a backslash, then the letters u0000. */
+	const char *one = "{\"a\":\"\\\\u0000\"}";
+	/* JSON text {"a":"\\\\u0000"}: two backslashes, then u0000. */
+	const char *two = "{\"a\":\"\\\\\\\\u0000\"}";
+	const char *s;
+	cJSON *o;
+
+	ck_assert_uint_eq(strlen(one), 15);
+	ck_assert_ptr_nonnull(o = wl_json_parse_object(one, strlen(one)));
+	ck_assert_int_eq(wl_json_get_string(o, "a", &s), 1);
+	ck_assert_str_eq(s, "\\u0000");
+	cJSON_Delete(o);
+	ck_assert_uint_eq(strlen(two), 17);
+	ck_assert_ptr_nonnull(o = wl_json_parse_object(two, strlen(two)));
+	ck_assert_int_eq(wl_json_get_string(o, "a", &s), 1);
+	ck_assert_str_eq(s, "\\\\u0000");
+	cJSON_Delete(o);
+	/* Other \u escapes are fine. */
+	ck_assert_int_eq(accepted("{\"a\":\"\\u00e9\\u0001\"}"), 1);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_deep_nesting_without_crashing)
+{
+	size_t depth = 5000, i, n = 0;
+	char *t = malloc(2 * depth + 8);
+
+	ck_assert_ptr_nonnull(t);
+	memcpy(t + n, "{\"a\":", 5);
+	n += 5;
+	for (i = 0; i < depth; i++)
+		t[n++] = '[';
+	for (i = 0; i < depth; i++)
+		t[n++] = ']';
+	t[n++] = '}';
+	t[n] = '\0';
+	ck_assert_ptr_null(wl_json_parse_object(t, n));
+	/* Unbalanced, too. */
+	ck_assert_ptr_null(wl_json_parse_object(t, 5 + depth));
+	free(t);
+}
+END_TEST
+
+START_TEST(parse_object_accepts_moderate_nesting)
+{
+	size_t depth = 100, i, n = 0;
+	char t[5 + 2 * 100 + 2];
+
+	memcpy(t + n, "{\"a\":", 5);
+	n += 5;
+	for (i = 0; i < depth; i++)
+		t[n++] = '[';
+	for (i = 0; i < depth; i++)
+		t[n++] = ']';
+	t[n++] = '}';
+	t[n] = '\0';
+	ck_assert_int_eq(accepted(t), 1);
 }
 END_TEST
 
@@ -13,9 +385,34 @@ Suite *
 suite_json(void)
 {
 	Suite *s = suite_create("json");
-	TCase *tc = tcase_create("core");
+	TCase *tg = tcase_create("getters");
+	TCase *tu = tcase_create("utf8");
+	TCase *tp = tcase_create("parse");
 
-	tcase_add_test(tc, placeholder_json);
-	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tg, setup_doc, teardown_doc);
+	tcase_add_test(tg, get_string_reports_found_absent_null_and_wrong_type);
+	tcase_add_test(tg, get_bool_reports_found_absent_null_and_wrong_type);
+	tcase_add_test(tg, get_int_reports_found_absent_null_and_wrong_type);
+	tcase_add_test(tg, get_int_refuses_fractions_and_huge_numbers);
+	tcase_add_test(tg, get_int_refuses_beyond_two_to_the_53);
+	tcase_add_test(tg, get_object_and_array_check_the_type);
+	tcase_add_test(tg, adders_write_nulls_and_timestamps);
+	suite_add_tcase(s, tg);
+	tcase_add_test(tu, utf8_accepts_ascii_and_multibyte);
+	tcase_add_test(tu, utf8_refuses_malformed_sequences);
+	tcase_add_test(tu, utf8_refuses_embedded_nul);
+	tcase_add_test(tu, utf8_len_counts_code_points);
+	suite_add_tcase(s, tu);
+	tcase_add_test(tp, parse_object_accepts_an_object_with_trailing_space);
+	tcase_add_test(tp, parse_object_honours_the_length);
+	tcase_add_test(tp, parse_object_refuses_non_objects);
+	tcase_add_test(tp, parse_object_refuses_trailing_garbage);
+	tcase_add_test(tp, parse_object_refuses_invalid_utf8);
+	tcase_add_test(tp, parse_object_refuses_duplicate_keys);
+	tcase_add_test(tp, parse_object_refuses_nul_escapes);
+	tcase_add_test(tp, parse_object_accepts_escaped_backslash_before_u0000);
+	tcase_add_test(tp, parse_object_refuses_deep_nesting_without_crashing);
+	tcase_add_test(tp, parse_object_accepts_moderate_nesting);
+	suite_add_tcase(s, tp);
 	return s;
 }
