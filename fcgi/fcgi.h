@@ -4,6 +4,9 @@
 
 struct wl_config;
 
-int wl_worker_run(int listen_fd, const struct wl_config *);
+struct wl_ratelimit;
+
+int wl_worker_run(int listen_fd, const struct wl_config *,
+		  struct wl_ratelimit *);
 
 #endif

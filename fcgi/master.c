@@ -41,6 +41,7 @@ struct pool {
 	struct wl_config *cfg;
 	const char *config_path;
 	int fd;
+	struct wl_ratelimit *rl; /* shared with every worker */
 	pid_t pid[MAX_WORKERS];
 	unsigned n;		/* slots in use: cfg->workers */
 };
@@ -63,7 +64,7 @@ spawn(struct pool *p)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		wl_log_set_component("fcgi-worker");
-		_exit(wl_worker_run(p->fd, p->cfg));
+		_exit(wl_worker_run(p->fd, p->cfg, p->rl));
 	}
 	if (pid < 0)
 		wl_log(WL_LOG_ERROR, "\"msg\":\"fork failed\",\"errno\":%d",
@@ -218,6 +219,11 @@ main(int argc, char *argv[])
 			p.cfg->fcgi_socket, strerror(errno));
 		return 1;
 	}
+	if ((p.rl = wl_ratelimit_new(p.cfg->ratelimit_slots)) == NULL) {
+		fprintf(stderr, "waitlist-fcgi: cannot map the rate limit "
+			"table\n");
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -242,6 +248,7 @@ main(int argc, char *argv[])
 	drain(&p);
 	close(p.fd);
 	unlink(p.cfg->fcgi_socket);
+	wl_ratelimit_free(p.rl);
 	wl_config_free(p.cfg);
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
 	return 0;

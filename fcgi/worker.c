@@ -124,11 +124,13 @@ serve_one(struct wl_app *app, FCGX_Request *r)
 
 /*
  * Serve requests on listen_fd until SIGTERM (finishing the request in
- * hand) or until max_requests have been served (0: no limit).  Returns the
+ * hand) or until max_requests have been served (0: no limit), counting
+ * them against the node's shared rate limit table rl.  Returns the
  * process exit status.
  */
 int
-wl_worker_run(int listen_fd, const struct wl_config *cfg)
+wl_worker_run(int listen_fd, const struct wl_config *cfg,
+	      struct wl_ratelimit *rl)
 {
 	struct sigaction sa;
 	struct wl_app *app;
@@ -147,6 +149,7 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg)
 		fprintf(stderr, "waitlist-fcgi: %s\n", err);
 		return 1;
 	}
+	wl_app_set_ratelimit(app, rl);
 	if (FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&r, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
 		wl_app_free(app);

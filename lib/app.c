@@ -86,9 +86,10 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 	}
 	app->cfg = cfg;
 	wl_log_set_level(cfg->log_level);
-	if (flags & WL_APP_SERVE) {
-		if (load_secret(app, cfg->secret_key_file, err, errsz) != WL_OK)
-			goto fail;
+	if ((flags & WL_APP_SECRET) &&
+	    load_secret(app, cfg->secret_key_file, err, errsz) != WL_OK)
+		goto fail;
+	if (flags & WL_APP_OPENAPI) {
 		if (read_file(cfg->openapi_file, 4 << 20, &doc, err, errsz) !=
 		    WL_OK)
 			goto fail;
@@ -106,6 +107,27 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 fail:
 	wl_app_free(app);
 	return NULL;
+}
+
+/* Use the node's shared rate limit table (owned by the caller). */
+void
+wl_app_set_ratelimit(struct wl_app *app, struct wl_ratelimit *rl)
+{
+	app->rl = rl;
+}
+
+/* Is the database answering? */
+int
+wl_app_db_ok(struct wl_app *app)
+{
+	return wl_sql_do(app->db, STMT_PING, SQL_NOARGS) == WL_OK;
+}
+
+/* The service clock in milliseconds (see wl_now_ms()). */
+int64_t
+wl_clock_ms(void)
+{
+	return wl_now_ms();
 }
 
 /* Free the application; NULL is a no-op. */

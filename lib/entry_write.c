@@ -135,7 +135,6 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 	    "phone", "partySize", "notes", NULL};
 	int rc;
 
-	c->party = 1;
 	if (wl_body_only(ctx, b, keys) < 0)
 		return -1;
 	if ((rc = wl_field_string(ctx, b, "queueId", 1, 160, 0,
@@ -159,9 +158,11 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 			    &c->extref) < 0 ||
 	    wl_field_phone(ctx, b, &c->phone) < 0 ||
 	    wl_field_string(ctx, b, "notes", 0, 500, 1, &c->notes) < 0 ||
-	    wl_field_int(ctx, b, "partySize", 1, 100, &c->party) < 0 ||
+	    (rc = wl_field_int(ctx, b, "partySize", 1, 100, &c->party)) < 0 ||
 	    wl_field_consent(ctx, b, &c->consent) < 0)
 		return -1;
+	if (rc == 0)
+		c->party = 1;
 	if (wl_json_get_object(b, "customData", &c->custom) < 0) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "customData must be an object keyed by custom "

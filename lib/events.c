@@ -53,7 +53,8 @@ filters_read(struct wl_ctx *ctx, struct feed_filter *f, char *canon,
 	}
 	wl_strv_free(v, n);
 	v = NULL;
-	if (rc > 0 && strstr(types, ",,") != NULL)
+	if (rc > 0 && (strstr(types, ",,") != NULL || types[0] == ',' ||
+		       types[strlen(types) - 1] == ','))
 		goto bad_types;
 	rc = wl_query_get(ctx->http->query, "businessId", f->business,
 			  sizeof(f->business));

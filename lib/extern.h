@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "waitlist.h"
+#include "ratelimit.h"
 
 #define WL_ID_MAX 48	  /* prefix + 26 characters, with room to spare */
 #define WL_TS_MAX 32	  /* YYYY-MM-DDTHH:MM:SS.mmmZ */
@@ -149,6 +150,32 @@ enum wl_stmt {
 	STMT_PURGE_MARK,
 	STMT_PURGE_EVENTS,
 	STMT_PURGE_IDEMPOTENCY,
+	STMT_COUNTER_LOCK,
+	STMT_SUB_COUNT,
+	STMT_SUB_INSERT,
+	STMT_SUB_GET,
+	STMT_SUB_PAGE,
+	STMT_SUB_DELETE,
+	STMT_SUB_DELETE_DELIVERIES,
+	STMT_SUB_RESUME,
+	STMT_SUB_ROTATE,
+	STMT_SUB_SET_STATUS,
+	STMT_DELIVERY_FAIL_PENDING,
+	STMT_DELIVERY_PAGE,
+	STMT_DELIVERY_PAGE_STATUS,
+	STMT_DELIVERY_GET,
+	STMT_DELIVERY_RETRY,
+	STMT_FANOUT_SUBS,
+	STMT_FANOUT_EVENTS,
+	STMT_FANOUT_ADVANCE,
+	STMT_DELIVERY_INSERT,
+	STMT_CLAIM,
+	STMT_CLAIMED,
+	STMT_RECORD,
+	STMT_RELEASE,
+	STMT_DELIVERY_FAIL,
+	STMT_SUB_DISABLE,
+	STMT_PURGE_DELIVERIES,
 	STMT_BOOKING_INTERVALS,
 	STMT__MAX
 };
@@ -357,6 +384,7 @@ struct wl_app {
 	const struct wl_config *cfg;
 	struct wl_db *db;
 	unsigned char secret[WL_SECRET_LEN];
+	struct wl_ratelimit *rl; /* shared by the node's workers; may be NULL */
 	char *openapi; /* the OpenAPI document, loaded once */
 	size_t openapi_len;
 };
@@ -547,6 +575,30 @@ int wl_idempotent(struct wl_ctx *, wl_handler);
 int wl_h_events(struct wl_ctx *);
 int wl_purge(struct wl_db *, int64_t now, long long *events,
 	     long long *idempotency);
+
+/* Webhooks: secrets and signatures (signing.c), destinations
+ * (netpolicy.c), the subscription API (webhook.c). */
+#define WL_SEALED_MAX 256
+long wl_b64_decode(const char *, size_t, unsigned char *out, size_t outsz);
+int wl_whsec_new(char *out);
+int wl_secret_seal(const unsigned char *server, const char *plain,
+		   char *out);
+int wl_secret_open(const unsigned char *server, const char *sealed,
+		   char *plain);
+int wl_webhook_sign(const char *secret, const char *id, long long ts,
+		    const char *body, size_t len, char *out);
+int wl_host_listed(const char *list, const char *host);
+int wl_addr_private(const char *ip);
+int wl_dest_check(const struct wl_config *, enum wl_itype, const char *url,
+		  char *host, size_t hostsz, char *why, size_t whysz);
+int wl_h_sub_create(struct wl_ctx *);
+int wl_h_sub_list(struct wl_ctx *);
+int wl_h_sub_get(struct wl_ctx *);
+int wl_h_sub_delete(struct wl_ctx *);
+int wl_h_sub_resume(struct wl_ctx *);
+int wl_h_sub_rotate(struct wl_ctx *);
+int wl_h_delivery_list(struct wl_ctx *);
+int wl_h_delivery_retry(struct wl_ctx *);
 
 /* Opening hours (hours.c). */
 extern const char *const wl_day_names[7]; /* indexed by tm_wday */

@@ -33,6 +33,14 @@ enum wl_route {
 	R_BOOKING_RESCHEDULE,
 	R_BOOKING_CANCEL,
 	R_EVENTS,
+	R_SUB_CREATE,
+	R_SUB_LIST,
+	R_SUB_GET,
+	R_SUB_DELETE,
+	R_SUB_RESUME,
+	R_SUB_ROTATE,
+	R_DELIVERY_LIST,
+	R_DELIVERY_RETRY,
 	R__MAX
 };
 
@@ -76,6 +84,23 @@ static const struct route {
 			  WL_SCOPE_WAITLIST_WRITE, F_MUTATION,
 			  wl_h_booking_cancel},
     [R_EVENTS] = {WL_GET, "/events", WL_SCOPE_EVENTS_READ, 0, wl_h_events},
+    [R_SUB_CREATE] = {WL_POST, "/webhooks/subscriptions",
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_create},
+    [R_SUB_LIST] = {WL_GET, "/webhooks/subscriptions", WL_SCOPE_WEBHOOKS_READ,
+		    0, wl_h_sub_list},
+    [R_SUB_GET] = {WL_GET, "/webhooks/subscriptions/{}",
+		   WL_SCOPE_WEBHOOKS_READ, 0, wl_h_sub_get},
+    [R_SUB_DELETE] = {WL_DELETE, "/webhooks/subscriptions/{}",
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_delete},
+    [R_SUB_RESUME] = {WL_POST, "/webhooks/subscriptions/{}/resume",
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_resume},
+    [R_SUB_ROTATE] = {WL_POST, "/webhooks/subscriptions/{}/rotate-secret",
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_rotate},
+    [R_DELIVERY_LIST] = {WL_GET, "/webhooks/subscriptions/{}/deliveries",
+			 WL_SCOPE_WEBHOOKS_READ, 0, wl_h_delivery_list},
+    [R_DELIVERY_RETRY] = {WL_POST, "/webhooks/deliveries/{}/retry",
+			  WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION,
+			  wl_h_delivery_retry},
 };
 
 /*
@@ -180,6 +205,49 @@ is_json_type(const char *ct)
 	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
+/*
+ * Count the request against the key's and the tenant's per-minute limits
+ * (reads are GET, writes everything else), add the RateLimit-Policy and
+ * RateLimit fields, and answer 429 when a limit is used up.  Returns 0
+ * to go on, -1 after replying.
+ */
+static int
+rate_limit(struct wl_ctx *ctx, const struct route *rt)
+{
+	const struct wl_tenant *t = &ctx->key.tenant;
+	int write = rt->method != WL_GET;
+	unsigned share = ctx->app->cfg->cluster_nodes;
+	long long kl = t->limits[write ? WL_LIMIT_WRITES : WL_LIMIT_READS];
+	long long tl = t->limits[write ? WL_LIMIT_TENANT_WRITES
+				       : WL_LIMIT_TENANT_READS];
+	struct wl_rl_result r;
+	char v[160];
+
+	if (ctx->app->rl == NULL)
+		return 0;
+	wl_ratelimit_take(ctx->app->rl, ctx->key.id, t->id,
+			  write ? WL_RL_WRITE : WL_RL_READ, kl, tl, share,
+			  wl_now_ms(), &r);
+	snprintf(v, sizeof(v), "\"key\";q=%lld;w=60, \"tenant\";q=%lld;w=60",
+		 kl, tl);
+	wl_resp_header(ctx->resp, "RateLimit-Policy", v);
+	if (r.limit >= 0) {
+		snprintf(v, sizeof(v), "\"%s\";r=%lld;t=%d",
+			 r.tenant_bound ? "tenant" : "key", r.remaining,
+			 r.reset);
+		wl_resp_header(ctx->resp, "RateLimit", v);
+	}
+	if (r.allowed)
+		return 0;
+	snprintf(v, sizeof(v), "%d", r.retry_after > 0 ? r.retry_after : 1);
+	wl_resp_header(ctx->resp, "Retry-After", v);
+	wl_reply_error(ctx, WL_C_RATE_LIMITED,
+		       "%s %s limit of %lld per minute reached; retry in %s s",
+		       r.tenant_bound ? "the account's" : "this key's",
+		       write ? "write" : "read", r.limit, v);
+	return -1;
+}
+
 /* The checks of an authenticated request, in order; 0 to go on, else the
  * reply has been made. */
 static int
@@ -204,6 +272,8 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 		return -1;
 	}
 	ctx->authenticated = 1;
+	if (rate_limit(ctx, rt) < 0)
+		return -1;
 	if (!(rt->flags & F_ANY_STATE) &&
 	    (code = wl_tenant_unavailable(&ctx->key.tenant)) != WL_C__MAX) {
 		wl_reply_error(ctx, code,
@@ -219,8 +289,7 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 			       wl_scope_names[rt->scope]);
 		return -1;
 	}
-	if (rt->method != WL_GET && rt->method != WL_DELETE &&
-	    !is_json_type(ctx->http->content_type)) {
+	if (ctx->http->body_len > 0 && !is_json_type(ctx->http->content_type)) {
 		wl_reply_error(ctx, WL_C_INVALID_REQUEST,
 			       "Content-Type must be application/json");
 		return -1;

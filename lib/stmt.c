@@ -66,6 +66,18 @@
 	"(? = '[]' OR JSON_CONTAINS(?, JSON_QUOTE(e.business_id))) AND "   \
 	"(? = '[]' OR JSON_CONTAINS(?, JSON_QUOTE(e.queue_id)))"
 
+/* Subscription columns in the order webhook.c reads them. */
+#define SUB_COLS                                                          \
+	"s.id, s.url, s.event_types, s.business_ids, s.queue_ids, "        \
+	"s.description, s.status, s.status_reason, s.created_at, "         \
+	"s.updated_at, s.key_id"
+
+/* Delivery columns in the order webhook.c reads them. */
+#define DLV_COLS                                                          \
+	"d.id, d.subscription_id, d.event_id, d.event_type, d.status, "    \
+	"d.attempt_count, d.next_attempt_at, d.last_attempt_at, "          \
+	"d.attempts, d.created_at"
+
 const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_KEY_BY_DIGEST] =
 	"SELECT k.id, k.digest, k.scopes, k.business_ids, k.queue_ids, "
@@ -246,6 +258,98 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"LIMIT 1000",
     [STMT_PURGE_IDEMPOTENCY] =
 	"DELETE FROM idempotency_keys WHERE created_at < ? LIMIT 1000",
+    [STMT_COUNTER_LOCK] = "SELECT event_seq FROM tenant_counters WHERE "
+			  "tenant_id = ? FOR UPDATE",
+    [STMT_SUB_COUNT] =
+	"SELECT COUNT(*) FROM webhook_subscriptions WHERE tenant_id = ?",
+    [STMT_SUB_INSERT] =
+	"INSERT INTO webhook_subscriptions (id, tenant_id, key_id, url, "
+	"event_types, business_ids, queue_ids, description, status, "
+	"status_reason, secret_enc, high_water_seq, fanout_seq, created_at, "
+	"updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?, ?, "
+	"?, ?)",
+    [STMT_SUB_GET] = "SELECT " SUB_COLS " FROM webhook_subscriptions s "
+		     "WHERE s.tenant_id = ? AND s.id = ?",
+    [STMT_SUB_PAGE] = "SELECT " SUB_COLS " FROM webhook_subscriptions s "
+		      "WHERE s.tenant_id = ? AND s.id > ? ORDER BY s.id LIMIT ?",
+    [STMT_SUB_DELETE] = "DELETE FROM webhook_subscriptions WHERE id = ?",
+    [STMT_SUB_DELETE_DELIVERIES] =
+	"DELETE FROM deliveries WHERE subscription_id = ?",
+    [STMT_SUB_RESUME] =
+	"UPDATE webhook_subscriptions SET status = 'active', status_reason "
+	"= NULL, key_id = ?, high_water_seq = ?, fanout_seq = ?, updated_at "
+	"= ? WHERE id = ?",
+    [STMT_SUB_ROTATE] =
+	"UPDATE webhook_subscriptions SET previous_secret_enc = secret_enc, "
+	"previous_secret_until = ?, secret_enc = ?, updated_at = ? WHERE id "
+	"= ?",
+    [STMT_SUB_SET_STATUS] =
+	"UPDATE webhook_subscriptions SET status = ?, status_reason = ?, "
+	"updated_at = ? WHERE id = ? AND status = 'active'",
+    [STMT_DELIVERY_FAIL_PENDING] =
+	"UPDATE deliveries SET status = 'failed', lease_owner = NULL, "
+	"lease_until = 0, updated_at = ? WHERE subscription_id = ? AND "
+	"status = 'pending'",
+    [STMT_DELIVERY_PAGE] =
+	"SELECT " DLV_COLS " FROM deliveries d WHERE d.subscription_id = ? "
+	"AND (d.created_at > ? OR (d.created_at = ? AND d.id > ?)) ORDER BY "
+	"d.created_at, d.id LIMIT ?",
+    [STMT_DELIVERY_PAGE_STATUS] =
+	"SELECT " DLV_COLS " FROM deliveries d WHERE d.subscription_id = ? "
+	"AND d.status = ? AND (d.created_at > ? OR (d.created_at = ? AND "
+	"d.id > ?)) ORDER BY d.created_at, d.id LIMIT ?",
+    [STMT_DELIVERY_GET] = "SELECT " DLV_COLS ", d.tenant_id FROM deliveries "
+			  "d WHERE d.id = ?",
+    [STMT_DELIVERY_RETRY] =
+	"UPDATE deliveries SET status = 'pending', next_attempt_at = ?, "
+	"manual_retry = 1, lease_owner = NULL, lease_until = 0, updated_at = "
+	"? WHERE id = ?",
+    [STMT_FANOUT_SUBS] =
+	"SELECT s.id, s.tenant_id, s.fanout_seq, s.event_types, "
+	"s.business_ids, s.queue_ids FROM webhook_subscriptions s JOIN "
+	"tenant_counters c ON c.tenant_id = s.tenant_id WHERE s.status = "
+	"'active' AND s.fanout_seq < c.event_seq LIMIT 200",
+    [STMT_FANOUT_EVENTS] =
+	"SELECT seq, id, type, business_id, queue_id FROM events WHERE "
+	"tenant_id = ? AND seq > ? ORDER BY seq LIMIT 500",
+    [STMT_FANOUT_ADVANCE] =
+	"UPDATE webhook_subscriptions SET fanout_seq = ? WHERE id = ? AND "
+	"fanout_seq = ? AND status = 'active'",
+    [STMT_DELIVERY_INSERT] =
+	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
+	"event_seq, event_id, event_type, status, next_attempt_at, attempts, "
+	"created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, "
+	"'[]', ?, ?)",
+    [STMT_CLAIM] =
+	"UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE status "
+	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? ORDER BY "
+	"next_attempt_at LIMIT ?",
+    [STMT_CLAIMED] =
+	"SELECT d.id, d.event_seq, d.event_id, d.attempt_count, "
+	"d.manual_retry, d.attempts, d.created_at, d.subscription_id, s.url, "
+	"s.status, s.secret_enc, s.previous_secret_enc, "
+	"s.previous_secret_until, k.id, k.revoked_at, k.expires_at, "
+	"k.integration_type, e.body, " TENANT_COLS " FROM deliveries d JOIN "
+	"webhook_subscriptions s ON s.id = d.subscription_id LEFT JOIN "
+	"api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = d.tenant_id "
+	"LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.seq = "
+	"d.event_seq WHERE d.lease_owner = ?",
+    [STMT_RECORD] =
+	"UPDATE deliveries SET status = ?, attempt_count = ?, "
+	"next_attempt_at = ?, last_attempt_at = ?, attempts = ?, "
+	"manual_retry = 0, lease_owner = NULL, lease_until = 0, updated_at = "
+	"? WHERE id = ? AND lease_owner = ?",
+    [STMT_RELEASE] = "UPDATE deliveries SET lease_owner = NULL, lease_until "
+		     "= 0 WHERE id = ? AND lease_owner = ?",
+    [STMT_DELIVERY_FAIL] =
+	"UPDATE deliveries SET status = 'failed', lease_owner = NULL, "
+	"lease_until = 0, updated_at = ? WHERE id = ? AND lease_owner = ?",
+    [STMT_SUB_DISABLE] =
+	"UPDATE webhook_subscriptions SET status = 'disabled', status_reason "
+	"= 'endpoint_gone', updated_at = ? WHERE id = ?",
+    [STMT_PURGE_DELIVERIES] =
+	"DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ? "
+	"LIMIT 1000",
     [STMT_BOOKING_INTERVALS] =
 	"SELECT scheduled_for, booking_end FROM entries WHERE queue_id = ? "
 	"AND is_booking = 1 AND status IN " ACTIVE_STATUSES " AND "

@@ -50,6 +50,8 @@ struct wl_config {
 	unsigned workers;
 	char *fcgi_socket;
 	unsigned max_requests;	/* recycle a worker after this many */
+	unsigned cluster_nodes;	/* nodes sharing the rate limits */
+	unsigned ratelimit_slots;
 	char *secret_key_file;
 	char *migrations_dir;
 	char *openapi_file;
@@ -93,10 +95,22 @@ WL_EXPORT void wl_log(enum wl_log_level, const char *fmt, ...)
  */
 struct wl_app;
 
-#define WL_APP_SERVE 0x1 /* needs the secret key and OpenAPI file */
+#define WL_APP_SECRET 0x1  /* needs the secret key file */
+#define WL_APP_OPENAPI 0x2 /* needs the OpenAPI file */
+#define WL_APP_SERVE (WL_APP_SECRET | WL_APP_OPENAPI)
 WL_EXPORT struct wl_app *wl_app_new(const struct wl_config *, unsigned flags,
 				    char *err, size_t errsz);
 WL_EXPORT void wl_app_free(struct wl_app *);
+
+/*
+ * Per-minute rate limits shared by all workers of a node: the master
+ * creates the table before forking (room for `slots` counters, NULL on
+ * failure) and hands it to each worker's application.
+ */
+struct wl_ratelimit; /* opaque; lives in shared memory */
+WL_EXPORT struct wl_ratelimit *wl_ratelimit_new(size_t slots);
+WL_EXPORT void wl_ratelimit_free(struct wl_ratelimit *);
+WL_EXPORT void wl_app_set_ratelimit(struct wl_app *, struct wl_ratelimit *);
 
 /* An HTTP request as the web server hands it over. */
 struct wl_http_request {
@@ -137,6 +151,54 @@ WL_EXPORT void wl_handle(struct wl_app *, const struct wl_http_request *,
 			 struct wl_http_response *);
 WL_EXPORT void wl_http_response_clear(struct wl_http_response *);
 WL_EXPORT const char *wl_http_reason(int status);
+
+/*
+ * The webhook deliverer's side of the library.  A deliverer claims due
+ * deliveries under a lease (owner token), sends them, and records each
+ * attempt; everything about policy (what to retry, when, what pauses a
+ * subscription) is decided here.
+ */
+struct wl_send {
+	char delivery_id[48];
+	char subscription_id[48];
+	char host[256];
+	char *url;
+	char *body;
+	size_t body_len;
+	char *headers[8];	/* "Name: value", NULL-terminated */
+	int insecure_ok;	/* private and loopback addresses allowed */
+	/* state carried to wl_deliver_record() */
+	char *attempts;
+	int attempt_count;
+	int manual;
+	int64_t created_at;
+};
+
+struct wl_send_result {
+	int http_status;	/* 0: no HTTP response */
+	int timed_out;
+	long duration_ms;
+	long retry_after;	/* seconds from a Retry-After header, -1: none */
+	int64_t attempted_at;	/* ms */
+};
+
+WL_EXPORT void wl_deliver_owner(char out[48]);
+WL_EXPORT int wl_deliver_fanout(struct wl_app *, long *created);
+WL_EXPORT int wl_deliver_claim(struct wl_app *, const char *owner,
+			       unsigned max, struct wl_send **out,
+			       size_t *n);
+WL_EXPORT int wl_deliver_record(struct wl_app *, const char *owner,
+				const struct wl_send *,
+				const struct wl_send_result *);
+WL_EXPORT int wl_deliver_release(struct wl_app *, const char *owner,
+				 const struct wl_send *);
+WL_EXPORT void wl_sends_free(struct wl_send *, size_t n);
+WL_EXPORT int wl_deliver_address_ok(const struct wl_send *, const char *ip);
+WL_EXPORT long wl_retry_after_parse(const char *value, int64_t now_ms);
+WL_EXPORT int64_t wl_backoff_ms(const struct wl_config *, int attempt,
+				long retry_after, unsigned random);
+WL_EXPORT int wl_app_db_ok(struct wl_app *);
+WL_EXPORT int64_t wl_clock_ms(void);
 
 /* Administration, used by waitlistctl.  Each prints JSON on out. */
 WL_EXPORT int wl_admin_migrate(struct wl_app *, FILE *out, char *err,

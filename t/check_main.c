@@ -13,6 +13,7 @@ main(void)
 
 	srunner_add_suite(sr, suite_crypto());
 	srunner_add_suite(sr, suite_json());
+	srunner_add_suite(sr, suite_ratelimit());
 	srunner_add_suite(sr, suite_router());
 	srunner_add_suite(sr, suite_time());
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,154 @@
+/*
+ * Webhook secrets and signatures.  A signing secret is "whsec_" + base64
+ * of 32 random bytes (Standard Webhooks).  At rest it is sealed with
+ * AES-256-GCM under a key derived from the server secret, so a database
+ * dump alone does not reveal it.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include <openssl/evp.h>
+
+#include "extern.h"
+
+#define NONCE 12
+#define TAG 16
+
+static const char b64std[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Decode padded standard base64.  Returns the length or -1. */
+long
+wl_b64_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
+{
+	size_t i, o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	const char *p;
+
+	while (n > 0 && in[n - 1] == '=')
+		n--;
+	for (i = 0; i < n; i++) {
+		if (in[i] == '\0' || (p = strchr(b64std, in[i])) == NULL)
+			return -1;
+		acc = (acc << 6) | (uint32_t)(p - b64std);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= outsz)
+				return -1;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	return (long)o;
+}
+
+/* A new signing secret into out (at least 64 bytes). */
+int
+wl_whsec_new(char *out)
+{
+	unsigned char raw[32];
+
+	if (wl_random_bytes(raw, sizeof(raw)) != WL_OK)
+		return WL_ERR_CRYPTO;
+	memcpy(out, "whsec_", 6);
+	wl_b64_encode(raw, sizeof(raw), out + 6);
+	return WL_OK;
+}
+
+static void
+seal_key(const unsigned char *server, unsigned char key[32])
+{
+	static const char label[] = "waitlist webhook secret v1";
+
+	wl_hmac_sha256(server, WL_SECRET_LEN, label, sizeof(label) - 1, key);
+}
+
+/*
+ * Seal plain (NUL-terminated, < 128 bytes) into out as base64 of
+ * nonce || ciphertext || tag.  out needs WL_SEALED_MAX bytes.
+ */
+int
+wl_secret_seal(const unsigned char *server, const char *plain, char *out)
+{
+	unsigned char key[32], buf[NONCE + 128 + TAG];
+	size_t n = strlen(plain);
+	EVP_CIPHER_CTX *c;
+	int len, ok;
+
+	if (n >= 128 || wl_random_bytes(buf, NONCE) != WL_OK)
+		return WL_ERR_CRYPTO;
+	seal_key(server, key);
+	if ((c = EVP_CIPHER_CTX_new()) == NULL)
+		return WL_ERR_NOMEM;
+	ok = EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
+	     EVP_EncryptUpdate(c, buf + NONCE, &len,
+			       (const unsigned char *)plain, (int)n) == 1 &&
+	     EVP_EncryptFinal_ex(c, buf + NONCE + len, &len) == 1 &&
+	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, TAG,
+				 buf + NONCE + n) == 1;
+	EVP_CIPHER_CTX_free(c);
+	if (!ok)
+		return WL_ERR_CRYPTO;
+	wl_b64_encode(buf, NONCE + n + TAG, out);
+	return WL_OK;
+}
+
+/* Open a sealed secret into plain (at least 128 bytes). */
+int
+wl_secret_open(const unsigned char *server, const char *sealed, char *plain)
+{
+	unsigned char key[32], buf[NONCE + 128 + TAG];
+	long n = wl_b64_decode(sealed, strlen(sealed), buf, sizeof(buf));
+	EVP_CIPHER_CTX *c;
+	int len, ok;
+
+	if (n < NONCE + TAG + 1)
+		return WL_ERR_CRYPTO;
+	n -= NONCE + TAG;
+	seal_key(server, key);
+	if ((c = EVP_CIPHER_CTX_new()) == NULL)
+		return WL_ERR_NOMEM;
+	ok = EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
+	     EVP_DecryptUpdate(c, (unsigned char *)plain, &len, buf + NONCE,
+			       (int)n) == 1 &&
+	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG,
+				 buf + NONCE + n) == 1 &&
+	     EVP_DecryptFinal_ex(c, (unsigned char *)plain + len, &len) == 1;
+	EVP_CIPHER_CTX_free(c);
+	if (!ok)
+		return WL_ERR_CRYPTO;
+	plain[n] = '\0';
+	return WL_OK;
+}
+
+/*
+ * The Standard Webhooks signature "v1,<base64 HMAC-SHA256 of
+ * id.timestamp.body>" under secret ("whsec_..."), into out (at least 64
+ * bytes).  Returns WL_OK or WL_ERR_INVALID for a malformed secret.
+ */
+int
+wl_webhook_sign(const char *secret, const char *id, long long ts,
+		const char *body, size_t len, char *out)
+{
+	unsigned char key[64], mac[32];
+	struct wl_buf msg = {0};
+	long klen;
+
+	if (strncmp(secret, "whsec_", 6) == 0)
+		secret += 6;
+	klen = wl_b64_decode(secret, strlen(secret), key, sizeof(key));
+	if (klen <= 0)
+		return WL_ERR_INVALID;
+	if (wl_buf_printf(&msg, "%s.%lld.", id, ts) != WL_OK ||
+	    wl_buf_append(&msg, body, len) != WL_OK) {
+		wl_buf_free(&msg);
+		return WL_ERR_NOMEM;
+	}
+	wl_hmac_sha256(key, (size_t)klen, msg.p, msg.len, mac);
+	wl_buf_free(&msg);
+	memcpy(out, "v1,", 3);
+	wl_b64_encode(mac, sizeof(mac), out + 3);
+	return WL_OK;
+}

@@ -1,0 +1,642 @@
+/*
+ * The webhook subscription API: create, list, get, delete, resume,
+ * rotate-secret, the delivery records and their manual retry.  A
+ * subscription is bound to the key that created (or resumed) it, and its
+ * event types and filters must stay within that key's scopes and
+ * restrictions.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "extern.h"
+
+#define ROTATION_MS (24LL * 3600 * 1000)
+
+enum { S_ID, S_URL, S_TYPES, S_BIZ, S_QUEUES, S_DESC, S_STATUS, S_REASON,
+       S_CREATED, S_UPDATED, S_KEY };
+enum { D_ID, D_SUB, D_EVENT, D_TYPE, D_STATUS, D_COUNT, D_NEXT, D_LAST,
+       D_ATTEMPTS, D_CREATED, D_TENANT };
+
+static int
+subset(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	size_t i, j;
+
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < nb; j++)
+			if (strcmp(a[i], b[j]) == 0)
+				break;
+		if (j == nb)
+			return 0;
+	}
+	return 1;
+}
+
+/* Do the key's restrictions cover these filters? */
+static int
+covered(const struct wl_key *k, char *const *biz, size_t nbiz,
+	char *const *queues, size_t nq)
+{
+	if (k->nbusinesses &&
+	    (nbiz == 0 || !subset(biz, nbiz, k->businesses, k->nbusinesses)))
+		return 0;
+	if (k->nqueues && (nq == 0 || !subset(queues, nq, k->queues, k->nqueues)))
+		return 0;
+	return 1;
+}
+
+static int
+row_covered(const struct wl_key *k, const struct wl_rows *rows, size_t r)
+{
+	char **biz = NULL, **q = NULL;
+	size_t nb = 0, nq = 0;
+	int ok;
+
+	wl_strv_from_json(wl_rows_str(rows, r, S_BIZ), &biz, &nb);
+	wl_strv_from_json(wl_rows_str(rows, r, S_QUEUES), &q, &nq);
+	ok = covered(k, biz, nb, q, nq);
+	wl_strv_free(biz, nb);
+	wl_strv_free(q, nq);
+	return ok;
+}
+
+static cJSON *
+sub_json(const struct wl_rows *rows, size_t r, const char *secret)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	wl_json_add_str(o, "id", wl_rows_str(rows, r, S_ID));
+	wl_json_add_str(o, "url", wl_rows_str(rows, r, S_URL));
+	cJSON_AddItemToObject(o, "eventTypes",
+			      cJSON_Parse(wl_rows_str(rows, r, S_TYPES)));
+	cJSON_AddItemToObject(o, "businessIds",
+			      cJSON_Parse(wl_rows_str(rows, r, S_BIZ)));
+	cJSON_AddItemToObject(o, "queueIds",
+			      cJSON_Parse(wl_rows_str(rows, r, S_QUEUES)));
+	wl_json_add_str(o, "description", wl_rows_str(rows, r, S_DESC));
+	wl_json_add_str(o, "status", wl_rows_str(rows, r, S_STATUS));
+	wl_json_add_str(o, "statusReason", wl_rows_str(rows, r, S_REASON));
+	wl_json_add_ts(o, "createdAt", wl_rows_int(rows, r, S_CREATED));
+	wl_json_add_ts(o, "updatedAt", wl_rows_int(rows, r, S_UPDATED));
+	if (secret)
+		wl_json_add_str(o, "secret", secret);
+	return o;
+}
+
+/* Reply {"subscription": S} for subscription id (with secret if given). */
+static int
+sub_reply(struct wl_ctx *ctx, const char *id, int status, const char *secret)
+{
+	struct wl_rows *rows = NULL;
+	cJSON *root;
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_SUB_GET,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 &rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	root = cJSON_CreateObject();
+	cJSON_AddItemToObject(root, "subscription", sub_json(rows, 0, secret));
+	wl_rows_free(rows);
+	return wl_reply_json(ctx, status, root);
+}
+
+/* Load subscription id visible to the key: 0 with rows, -1 after 404. */
+static int
+sub_load(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
+{
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_SUB_GET,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	if ((*rows)->nrows == 1 && row_covered(&ctx->key, *rows, 0))
+		return 0;
+	wl_rows_free(*rows);
+	*rows = NULL;
+	wl_reply_error(ctx, WL_C_NOT_FOUND, "subscription not found");
+	return -1;
+}
+
+/* Read an optional array of id strings; -1 after a 400 reply. */
+static int
+id_array(struct wl_ctx *ctx, const cJSON *body, const char *name,
+	 char ***out, size_t *n)
+{
+	const cJSON *a, *it;
+	char **v;
+
+	*out = NULL;
+	*n = 0;
+	if (wl_json_get_array(body, name, &a) < 0)
+		goto bad;
+	if (a == NULL)
+		return 0;
+	if ((v = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof(*v))) == NULL)
+		return WL_ERR_NOMEM;
+	*out = v;
+	cJSON_ArrayForEach(it, a) {
+		if (!cJSON_IsString(it) || !wl_business_id_valid(it->valuestring))
+			goto bad;
+		if ((v[*n] = strdup(it->valuestring)) == NULL)
+			return WL_ERR_NOMEM;
+		(*n)++;
+	}
+	return 0;
+bad:
+	wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+		       "%s must be an array of ids", name);
+	return -1;
+}
+
+/* Every id names a business (or line) of the tenant; -1 after 400. */
+static int
+ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
+	  char *const *queues, size_t nq)
+{
+	struct wl_rows *rows = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nb; i++) {
+		if ((rc = wl_business_find(ctx, biz[i], NULL)) < 0)
+			return -rc;
+		if (rc == 0)
+			return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+					      "businessIds: %s is not a "
+					      "business of this account",
+					      biz[i]), -1;
+	}
+	for (i = 0; i < nq; i++) {
+		rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
+				 SQL_ARGS(SQL_STR(ctx->key.tenant.id),
+					  SQL_STR(queues[i])),
+				 &rows, NULL);
+		if (rc != WL_OK)
+			return rc;
+		rc = rows->nrows;
+		wl_rows_free(rows);
+		if (rc == 0)
+			return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+					      "queueIds: %s is not a line of "
+					      "this account",
+					      queues[i]), -1;
+	}
+	return 0;
+}
+
+/* eventTypes: a non-empty array of known types, as JSON text. */
+static char *
+event_types(struct wl_ctx *ctx, const cJSON *body)
+{
+	const cJSON *a, *it;
+	unsigned seen = 0;
+	cJSON *out;
+	char *text;
+	int t;
+
+	if (wl_json_get_array(body, "eventTypes", &a) != 1 ||
+	    cJSON_GetArraySize(a) == 0)
+		goto bad;
+	out = cJSON_CreateArray();
+	cJSON_ArrayForEach(it, a) {
+		for (t = 0; t < WL_EV__MAX; t++)
+			if (cJSON_IsString(it) &&
+			    strcmp(it->valuestring, wl_event_type_names[t]) == 0)
+				break;
+		if (t == WL_EV__MAX) {
+			cJSON_Delete(out);
+			goto bad;
+		}
+		if (!((seen >> t) & 1))
+			cJSON_AddItemToArray(out,
+					     cJSON_CreateString(wl_event_type_names[t]));
+		seen |= 1u << t;
+	}
+	text = cJSON_PrintUnformatted(out);
+	cJSON_Delete(out);
+	return text;
+bad:
+	wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+		       "eventTypes must be a non-empty array of event types");
+	return NULL;
+}
+
+/* Access checks every subscription change shares; -1 after a reply. */
+static int
+may_manage(struct wl_ctx *ctx)
+{
+	if (!((ctx->key.scopes >> WL_SCOPE_EVENTS_READ) & 1))
+		return wl_reply_error(ctx, WL_C_INSUFFICIENT_SCOPE,
+				      "subscriptions need a key with the "
+				      "events:read scope"), -1;
+	if (!ctx->key.tenant.webhooks)
+		return wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
+				      "webhooks are not enabled for this "
+				      "account"), -1;
+	return 0;
+}
+
+static int
+strv_dup(char *const *v, size_t n, char ***out, size_t *nout)
+{
+	if ((*out = calloc(n + 1, sizeof(**out))) == NULL)
+		return WL_ERR_NOMEM;
+	for (*nout = 0; *nout < n; (*nout)++)
+		if (((*out)[*nout] = strdup(v[*nout])) == NULL)
+			return WL_ERR_NOMEM;
+	return WL_OK;
+}
+
+static char *
+strv_json(char *const *v, size_t n)
+{
+	cJSON *a = wl_json_str_array(v, n);
+	char *text = a ? cJSON_PrintUnformatted(a) : NULL;
+
+	cJSON_Delete(a);
+	return text;
+}
+
+/* The current event sequence of the tenant, locking its counter row so
+ * concurrent subscription changes of the tenant serialize. */
+static int
+lock_seq(struct wl_ctx *ctx, long long *seq)
+{
+	struct wl_rows *rows = NULL;
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_COUNTER_LOCK,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id)), &rows, NULL);
+	if (rc == WL_OK)
+		*seq = wl_rows_int(rows, 0, 0);
+	wl_rows_free(rows);
+	return rc;
+}
+
+/* Refuse a new subscription past the tenant's limit; -1 after 409. */
+static int
+within_limit(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	long long n, max = ctx->key.tenant.limits[WL_LIMIT_WEBHOOK_SUBS];
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_SUB_COUNT,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id)), &rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	n = wl_rows_int(rows, 0, 0);
+	wl_rows_free(rows);
+	if (n < max)
+		return 0;
+	wl_reply_error(ctx, WL_C_LIMIT_REACHED,
+		       "this account already has %lld webhook subscriptions "
+		       "(limit webhookSubscriptions)",
+		       n);
+	return -1;
+}
+
+/* POST /webhooks/subscriptions */
+int
+wl_h_sub_create(struct wl_ctx *ctx)
+{
+	static const char *const keys[] = {"url", "eventTypes", "businessIds",
+					   "queueIds", "description", NULL};
+	const struct wl_key *k = &ctx->key;
+	char **biz = NULL, **queues = NULL, *types = NULL, *bj = NULL,
+	     *qj = NULL;
+	char host[256], why[256], id[WL_ID_MAX], secret[64], sealed[256];
+	const char *url, *desc;
+	size_t nb = 0, nq = 0;
+	long long seq;
+	int64_t now = wl_now_ms();
+	cJSON *body;
+	int rc = WL_OK;
+
+	if ((body = wl_body_json(ctx)) == NULL)
+		return WL_OK;
+	if (wl_body_only(ctx, body, keys) < 0 ||
+	    wl_field_string(ctx, body, "description", 0, 500, 1, &desc) < 0 ||
+	    wl_field_string(ctx, body, "url", 1, 2048, 0, &url) < 0)
+		goto out;
+	if (url == NULL) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED, "url is required");
+		goto out;
+	}
+	if ((types = event_types(ctx, body)) == NULL ||
+	    (rc = id_array(ctx, body, "businessIds", &biz, &nb)) != 0 ||
+	    (rc = id_array(ctx, body, "queueIds", &queues, &nq)) != 0 ||
+	    (rc = may_manage(ctx)) != 0)
+		goto done;
+	/* A restricted key's subscription is filtered to its restrictions. */
+	if (nb == 0 && k->nbusinesses) {
+		free(biz);
+		if ((rc = strv_dup(k->businesses, k->nbusinesses, &biz, &nb)))
+			goto out;
+	}
+	if (nq == 0 && k->nqueues) {
+		free(queues);
+		if ((rc = strv_dup(k->queues, k->nqueues, &queues, &nq)))
+			goto out;
+	}
+	if (!covered(k, biz, nb, queues, nq)) {
+		wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
+			       "businessIds and queueIds must lie within this "
+			       "key's restrictions");
+		goto out;
+	}
+	if ((rc = ids_exist(ctx, biz, nb, queues, nq)) != 0)
+		goto done;
+	if (wl_dest_check(ctx->app->cfg, k->itype, url, host, sizeof(host),
+			  why, sizeof(why)) < 0) {
+		wl_reply_error(ctx, WL_C_DESTINATION_NOT_ALLOWED, "%s", why);
+		goto out;
+	}
+	if ((rc = lock_seq(ctx, &seq)) != WL_OK ||
+	    (rc = within_limit(ctx)) != 0)
+		goto done;
+	bj = strv_json(biz, nb);
+	qj = strv_json(queues, nq);
+	if (bj == NULL || qj == NULL || wl_id_new("whs_", id) ||
+	    wl_whsec_new(secret) ||
+	    wl_secret_seal(ctx->app->secret, secret, sealed)) {
+		rc = WL_ERR_CRYPTO;
+		goto out;
+	}
+	rc = wl_sql_do(ctx->app->db, STMT_SUB_INSERT,
+		       SQL_ARGS(SQL_STR(id), SQL_STR(k->tenant.id),
+				SQL_STR(k->id), SQL_STR(url), SQL_STR(types),
+				SQL_STR(bj), SQL_STR(qj), SQL_STR(desc),
+				SQL_STR(sealed), SQL_INT(seq), SQL_INT(seq),
+				SQL_INT(now), SQL_INT(now)));
+	if (rc == WL_OK)
+		rc = sub_reply(ctx, id, 201, secret);
+	goto out;
+done:
+	if (rc < 0)
+		rc = WL_OK;
+out:
+	wl_strv_free(biz, nb);
+	wl_strv_free(queues, nq);
+	free(types);
+	free(bj);
+	free(qj);
+	cJSON_Delete(body);
+	return rc;
+}
+
+/* GET /webhooks/subscriptions */
+int
+wl_h_sub_list(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	char pos[WL_ID_MAX * 2];
+	cJSON *root, *a;
+	size_t n, r;
+	int limit, rc;
+
+	if (wl_page_params(ctx, "", &limit, pos, sizeof(pos)) < 0)
+		return WL_OK;
+	rc = wl_sql_exec(ctx->app->db, STMT_SUB_PAGE,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(pos),
+				  SQL_INT(limit + 1)),
+			 &rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
+	root = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(root, "subscriptions");
+	for (r = 0; r < n; r++)
+		if (row_covered(&ctx->key, rows, r))
+			cJSON_AddItemToArray(a, sub_json(rows, r, NULL));
+	rc = wl_page_next(ctx, root, "",
+			  rows->nrows > n ? wl_rows_str(rows, n - 1, S_ID) : NULL);
+	wl_rows_free(rows);
+	if (rc != WL_OK) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	return wl_reply_json(ctx, 200, root);
+}
+
+/* GET /webhooks/subscriptions/{id} */
+int
+wl_h_sub_get(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	int rc;
+
+	if ((rc = sub_load(ctx, ctx->param[0], &rows)) != 0)
+		return rc < 0 ? WL_OK : rc;
+	wl_rows_free(rows);
+	return sub_reply(ctx, ctx->param[0], 200, NULL);
+}
+
+/* DELETE /webhooks/subscriptions/{id} */
+int
+wl_h_sub_delete(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	int rc;
+
+	if ((rc = sub_load(ctx, ctx->param[0], &rows)) != 0)
+		return rc < 0 ? WL_OK : rc;
+	wl_rows_free(rows);
+	rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE_DELIVERIES,
+		       SQL_ARGS(SQL_STR(ctx->param[0])));
+	if (rc == WL_OK)
+		rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE,
+			       SQL_ARGS(SQL_STR(ctx->param[0])));
+	return rc == WL_OK ? wl_reply_empty(ctx, 204) : rc;
+}
+
+/*
+ * POST /webhooks/subscriptions/{id}/resume: bind to the calling key, and
+ * move the high-water mark to the newest event so that nothing of the
+ * paused period goes out.
+ */
+int
+wl_h_sub_resume(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	const char *id = ctx->param[0];
+	int64_t now = wl_now_ms();
+	long long seq;
+	int rc;
+
+	if ((rc = sub_load(ctx, id, &rows)) != 0)
+		return rc < 0 ? WL_OK : rc;
+	wl_rows_free(rows);
+	if ((rc = may_manage(ctx)) != 0)
+		return rc < 0 ? WL_OK : rc;
+	if ((rc = lock_seq(ctx, &seq)) != WL_OK)
+		return rc;
+	rc = wl_sql_do(ctx->app->db, STMT_SUB_RESUME,
+		       SQL_ARGS(SQL_STR(ctx->key.id), SQL_INT(seq),
+				SQL_INT(seq), SQL_INT(now), SQL_STR(id)));
+	if (rc == WL_OK)
+		rc = wl_sql_do(ctx->app->db, STMT_DELIVERY_FAIL_PENDING,
+			       SQL_ARGS(SQL_INT(now), SQL_STR(id)));
+	return rc == WL_OK ? sub_reply(ctx, id, 200, NULL) : rc;
+}
+
+/* POST /webhooks/subscriptions/{id}/rotate-secret */
+int
+wl_h_sub_rotate(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	const char *id = ctx->param[0];
+	char secret[64], sealed[256];
+	int64_t now = wl_now_ms();
+	int rc;
+
+	if ((rc = sub_load(ctx, id, &rows)) != 0)
+		return rc < 0 ? WL_OK : rc;
+	wl_rows_free(rows);
+	if (wl_whsec_new(secret) ||
+	    wl_secret_seal(ctx->app->secret, secret, sealed))
+		return WL_ERR_CRYPTO;
+	rc = wl_sql_do(ctx->app->db, STMT_SUB_ROTATE,
+		       SQL_ARGS(SQL_INT(now + ROTATION_MS), SQL_STR(sealed),
+				SQL_INT(now), SQL_STR(id)));
+	return rc == WL_OK ? sub_reply(ctx, id, 200, secret) : rc;
+}
+
+static cJSON *
+delivery_json(const struct wl_rows *rows, size_t r)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	int pending = strcmp(wl_rows_str(rows, r, D_STATUS), "pending") == 0;
+
+	wl_json_add_str(o, "id", wl_rows_str(rows, r, D_ID));
+	wl_json_add_str(o, "subscriptionId", wl_rows_str(rows, r, D_SUB));
+	wl_json_add_str(o, "eventId", wl_rows_str(rows, r, D_EVENT));
+	wl_json_add_str(o, "eventType", wl_rows_str(rows, r, D_TYPE));
+	wl_json_add_str(o, "status", wl_rows_str(rows, r, D_STATUS));
+	wl_json_add_int(o, "attemptCount", wl_rows_int(rows, r, D_COUNT));
+	wl_json_add_ts(o, "nextAttemptAt",
+		       pending ? wl_rows_int(rows, r, D_NEXT) : -1);
+	wl_json_add_ts(o, "lastAttemptAt", wl_rows_str(rows, r, D_LAST)
+					       ? wl_rows_int(rows, r, D_LAST)
+					       : -1);
+	a = cJSON_Parse(wl_rows_str(rows, r, D_ATTEMPTS));
+	cJSON_AddItemToObject(o, "attempts", a ? a : cJSON_CreateArray());
+	wl_json_add_ts(o, "createdAt", wl_rows_int(rows, r, D_CREATED));
+	return o;
+}
+
+/* GET /webhooks/subscriptions/{id}/deliveries?status=&cursor=&limit= */
+int
+wl_h_delivery_list(struct wl_ctx *ctx)
+{
+	struct wl_rows *rows = NULL;
+	char status[16] = "", filters[32], pos[128], next[128], *bar;
+	const char *id = ctx->param[0], *after_id = "";
+	long long after = -1;
+	cJSON *root, *a;
+	int limit, rc, has;
+	size_t n, r;
+
+	has = wl_query_get(ctx->http->query, "status", status, sizeof(status));
+	if (has < 0 || (has && strcmp(status, "pending") &&
+			strcmp(status, "succeeded") && strcmp(status, "failed")))
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "status must be pending, succeeded or "
+				      "failed");
+	snprintf(filters, sizeof(filters), "status=%s", status);
+	if (wl_page_params(ctx, filters, &limit, pos, sizeof(pos)) < 0)
+		return WL_OK;
+	if ((rc = sub_load(ctx, id, &rows)) != 0)
+		return rc < 0 ? WL_OK : rc;
+	wl_rows_free(rows);
+	if ((bar = strchr(pos, '|')) != NULL) {
+		*bar = '\0';
+		after = strtoll(pos, NULL, 10);
+		after_id = bar + 1;
+	}
+	if (has)
+		rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_PAGE_STATUS,
+				 SQL_ARGS(SQL_STR(id), SQL_STR(status),
+					  SQL_INT(after), SQL_INT(after),
+					  SQL_STR(after_id), SQL_INT(limit + 1)),
+				 &rows, NULL);
+	else
+		rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_PAGE,
+				 SQL_ARGS(SQL_STR(id), SQL_INT(after),
+					  SQL_INT(after), SQL_STR(after_id),
+					  SQL_INT(limit + 1)),
+				 &rows, NULL);
+	if (rc != WL_OK)
+		return rc;
+	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
+	root = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(root, "deliveries");
+	for (r = 0; r < n; r++)
+		cJSON_AddItemToArray(a, delivery_json(rows, r));
+	if (rows->nrows > n)
+		snprintf(next, sizeof(next), "%s|%s",
+			 wl_rows_str(rows, n - 1, D_CREATED),
+			 wl_rows_str(rows, n - 1, D_ID));
+	rc = wl_page_next(ctx, root, filters, rows->nrows > n ? next : NULL);
+	wl_rows_free(rows);
+	if (rc != WL_OK) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	return wl_reply_json(ctx, 200, root);
+}
+
+/* POST /webhooks/deliveries/{deliveryId}/retry: one more attempt now,
+ * with a new timestamp and the same webhook-id. */
+int
+wl_h_delivery_retry(struct wl_ctx *ctx)
+{
+	struct wl_rows *d = NULL, *sub = NULL;
+	const char *id = ctx->param[0];
+	int64_t now = wl_now_ms();
+	cJSON *root;
+	int rc;
+
+	rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_GET,
+			 SQL_ARGS(SQL_STR(id)), &d, NULL);
+	if (rc != WL_OK)
+		return rc;
+	if (d->nrows == 0 ||
+	    strcmp(wl_rows_str(d, 0, D_TENANT), ctx->key.tenant.id) != 0) {
+		wl_rows_free(d);
+		return wl_reply_error(ctx, WL_C_NOT_FOUND,
+				      "delivery not found");
+	}
+	if ((rc = sub_load(ctx, wl_rows_str(d, 0, D_SUB), &sub)) != 0) {
+		wl_rows_free(d);
+		if (rc < 0) /* hide the delivery like its subscription */
+			wl_reply_error(ctx, WL_C_NOT_FOUND,
+				       "delivery not found");
+		return rc < 0 ? WL_OK : rc;
+	}
+	if (strcmp(wl_rows_str(sub, 0, S_STATUS), "active") != 0) {
+		wl_rows_free(d);
+		wl_rows_free(sub);
+		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+				      "the subscription is not active; resume "
+				      "it first");
+	}
+	wl_rows_free(sub);
+	wl_rows_free(d);
+	rc = wl_sql_do(ctx->app->db, STMT_DELIVERY_RETRY,
+		       SQL_ARGS(SQL_INT(now), SQL_INT(now), SQL_STR(id)));
+	if (rc == WL_OK)
+		rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_GET,
+				 SQL_ARGS(SQL_STR(id)), &d, NULL);
+	if (rc != WL_OK)
+		return rc;
+	root = cJSON_CreateObject();
+	cJSON_AddItemToObject(root, "delivery", delivery_json(d, 0));
+	wl_rows_free(d);
+	return wl_reply_json(ctx, 202, root);
+}
