@@ -1,0 +1,299 @@
+/*
+ * waitlist-deliverer: pushes signed webhooks.  Each turn of the loop fans
+ * new events out to deliveries, claims due deliveries under a lease, and
+ * sends them concurrently with the libcurl multi interface (bounded
+ * overall and per endpoint); each finished transfer is recorded by the
+ * library, which decides retries.  No database lock is held while HTTP
+ * is in flight.  SIGTERM stops claiming and waits for the transfers in
+ * flight (at most the attempt timeout); --once runs until nothing is due.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "../lib/waitlist.h"
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+struct xfer {
+	CURL *easy;
+	struct curl_slist *headers;
+	struct wl_send send;
+	long retry_after;
+	int64_t started;
+	int refused; /* the connected address broke the destination policy */
+};
+
+struct loop {
+	struct wl_app *app;
+	const struct wl_config *cfg;
+	CURLM *multi;
+	char owner[48];
+	struct xfer **xfers;
+	size_t n, cap;
+};
+
+static size_t
+discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+static size_t
+on_header(char *line, size_t size, size_t n, void *arg)
+{
+	struct xfer *x = arg;
+	size_t len = size * n;
+	char value[128];
+
+	if (len > 12 && strncasecmp(line, "retry-after:", 12) == 0 &&
+	    len - 12 < sizeof(value)) {
+		memcpy(value, line + 12, len - 12);
+		value[len - 12] = '\0';
+		x->retry_after = wl_retry_after_parse(value, wl_clock_ms());
+	}
+	return len;
+}
+
+/* Refuse to send to an address the destination policy forbids, checked
+ * on the address actually connected (so DNS rebinding is caught). */
+static int
+on_prereq(void *arg, char *ip, char *local_ip, int port, int local_port)
+{
+	struct xfer *x = arg;
+
+	(void)local_ip;
+	(void)port;
+	(void)local_port;
+	if (wl_deliver_address_ok(&x->send, ip))
+		return CURL_PREREQFUNC_OK;
+	x->refused = 1;
+	return CURL_PREREQFUNC_ABORT;
+}
+
+static size_t
+host_busy(const struct loop *l, const char *host)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->xfers[i]->send.host, host) == 0)
+			n++;
+	return n;
+}
+
+static void
+xfer_free(struct xfer *x)
+{
+	if (x == NULL)
+		return;
+	if (x->easy)
+		curl_easy_cleanup(x->easy);
+	curl_slist_free_all(x->headers);
+	wl_sends_free(&x->send, 1);
+	free(x);
+}
+
+/* Start sending s; takes ownership of its contents. */
+static int
+start(struct loop *l, const struct wl_send *s)
+{
+	struct xfer *x = calloc(1, sizeof(*x)), **nx;
+	size_t i;
+
+	if (x == NULL)
+		return -1;
+	x->send = *s;
+	x->retry_after = -1;
+	x->started = wl_clock_ms();
+	for (i = 0; s->headers[i]; i++)
+		x->headers = curl_slist_append(x->headers, s->headers[i]);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		if ((nx = realloc(l->xfers, cap * sizeof(*nx))) == NULL)
+			goto fail;
+		l->xfers = nx;
+		l->cap = cap;
+	}
+	if ((x->easy = curl_easy_init()) == NULL)
+		goto fail;
+	curl_easy_setopt(x->easy, CURLOPT_URL, s->url);
+	curl_easy_setopt(x->easy, CURLOPT_POST, 1L);
+	curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, s->body);
+	curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE, (long)s->body_len);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS,
+			 (long)l->cfg->timeout_seconds * 1000L);
+	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, on_prereq);
+	curl_easy_setopt(x->easy, CURLOPT_PREREQDATA, x);
+	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+	if (curl_multi_add_handle(l->multi, x->easy) != CURLM_OK)
+		goto fail;
+	l->xfers[l->n++] = x;
+	return 0;
+fail:
+	wl_deliver_release(l->app, l->owner, &x->send);
+	xfer_free(x);
+	return -1;
+}
+
+static void
+finish(struct loop *l, struct xfer *x, CURLcode code)
+{
+	struct wl_send_result res;
+	long status = 0;
+	size_t i;
+
+	memset(&res, 0, sizeof(res));
+	res.attempted_at = x->started;
+	res.duration_ms = (long)(wl_clock_ms() - x->started);
+	res.retry_after = x->retry_after;
+	res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+	if (code == CURLE_OK &&
+	    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) ==
+		CURLE_OK)
+		res.http_status = (int)status;
+	if (wl_deliver_record(l->app, l->owner, &x->send, &res) != 0)
+		wl_log(WL_LOG_WARN,
+		       "\"msg\":\"could not record an attempt; its lease will "
+		       "expire and it will be sent again\",\"deliveryId\":\"%s\"",
+		       x->send.delivery_id);
+	curl_multi_remove_handle(l->multi, x->easy);
+	for (i = 0; i < l->n; i++)
+		if (l->xfers[i] == x) {
+			l->xfers[i] = l->xfers[--l->n];
+			break;
+		}
+	xfer_free(x);
+}
+
+/* Fan out and claim what can start now.  Returns how many started. */
+static size_t
+feed(struct loop *l)
+{
+	struct wl_send *sends = NULL;
+	size_t n = 0, i, started = 0;
+	unsigned room = l->cfg->deliverer_concurrency - (unsigned)l->n;
+	long created;
+
+	if (wl_deliver_fanout(l->app, &created) != 0)
+		return 0;
+	if (room == 0 || wl_deliver_claim(l->app, l->owner, room, &sends, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (host_busy(l, sends[i].host) >=
+		    l->cfg->deliverer_per_endpoint) {
+			wl_deliver_release(l->app, l->owner, &sends[i]);
+			wl_sends_free(&sends[i], 1);
+		} else if (start(l, &sends[i]) == 0)
+			started++;
+	}
+	free(sends);
+	return started;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: waitlist-deliverer [--config FILE] [--once]\n");
+	exit(2);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"once", no_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0}};
+	const char *config = NULL;
+	struct wl_config *cfg;
+	struct sigaction sa;
+	struct loop l;
+	char err[512];
+	int ch, once = 0, running;
+	CURLMsg *msg;
+
+	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
+		if (ch == 'c')
+			config = optarg;
+		else if (ch == 'o')
+			once = 1;
+		else
+			usage();
+	}
+	wl_log_set_component("deliverer");
+	if ((cfg = wl_config_load(config, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "waitlist-deliverer: %s\n", err);
+		return 1;
+	}
+	memset(&l, 0, sizeof(l));
+	l.cfg = cfg;
+	if ((l.app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "waitlist-deliverer: %s\n", err);
+		wl_config_free(cfg);
+		return 1;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	l.multi = curl_multi_init();
+	curl_multi_setopt(l.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+			  (long)cfg->deliverer_concurrency);
+	curl_multi_setopt(l.multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+			  (long)cfg->deliverer_per_endpoint);
+	wl_deliver_owner(l.owner);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", l.owner);
+	for (;;) {
+		size_t started = stopping ? 0 : feed(&l);
+		curl_multi_perform(l.multi, &running);
+		while ((msg = curl_multi_info_read(l.multi, &running)) != NULL) {
+			struct xfer *x = NULL;
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+					  (char **)&x);
+			finish(&l, x, msg->data.result);
+		}
+		if ((stopping || (once && started == 0)) && l.n == 0)
+			break;
+		/* Sleep until a transfer needs us or the next poll is due. */
+		curl_multi_poll(l.multi, NULL, 0,
+				l.n > 0 ? 20 : (int)cfg->deliverer_poll_ms,
+				NULL);
+	}
+	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
+	free(l.xfers);
+	curl_multi_cleanup(l.multi);
+	curl_global_cleanup();
+	wl_app_free(l.app);
+	wl_config_free(cfg);
+	return 0;
+}
