@@ -110,6 +110,7 @@ serve_one(struct wl_app *app, FCGX_Request *r)
 	req.content_type = FCGX_GetParam("CONTENT_TYPE", r->envp);
 	req.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", r->envp);
 	req.request_id = FCGX_GetParam("REQUEST_ID", r->envp);
+	req.test_now = FCGX_GetParam("HTTP_X_TEST_NOW", r->envp);
 	if (req.path == NULL)
 		req.path = FCGX_GetParam("SCRIPT_NAME", r->envp);
 	if (req.query == NULL)

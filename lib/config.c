@@ -47,6 +47,7 @@ static const struct opt opts[] = {
     {"server", "max_requests", OPT_UINT, S(max_requests), "10000", 0,
      100000000},
     {"server", "cluster_nodes", OPT_UINT, S(cluster_nodes), "1", 1, 64},
+    {"server", "test_clock", OPT_UINT, S(test_clock), "0", 0, 1},
     {"server", "ratelimit_slots", OPT_UINT, S(ratelimit_slots), "65536",
      1024, 16777216},
     {"server", "secret_key_file", OPT_STR, S(secret_key_file),

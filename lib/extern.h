@@ -54,6 +54,8 @@ size_t wl_b64_encode(const unsigned char *, size_t, char *out);
 /* Time (timeutil.c).  Timestamps are int64 milliseconds since the epoch. */
 
 int64_t wl_now_ms(void);
+/* Pin the clock to ms for the current request (tests); 0 unpins. */
+void wl_clock_pin(int64_t ms);
 void wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX]);
 /* Parse ISO 8601 with an explicit offset ("Z" or +hh:mm).  Returns 0 and
  * sets *ms, or -1 (including when the offset is missing). */
@@ -144,6 +146,8 @@ enum wl_stmt {
 	STMT_HISTORY_INSERT,
 	STMT_QUEUE_HAS_SERVICE,
 	STMT_QUEUE_BOOKING_LOCK,
+	STMT_ANALYTICS_ENTRIES,
+	STMT_ANALYTICS_SERVICE,
 	STMT_EVENT_SCAN,
 	STMT_COUNTER_GET,
 	STMT_PURGE_EVENT_TENANTS,
@@ -516,6 +520,7 @@ int wl_h_entry_status(struct wl_ctx *);
 int wl_h_booking_reschedule(struct wl_ctx *);
 int wl_h_booking_cancel(struct wl_ctx *);
 int wl_h_queue_availability(struct wl_ctx *);
+int wl_h_analytics_summary(struct wl_ctx *);
 int wl_entry_lock(struct wl_ctx *, const char *id, struct wl_rows **);
 int wl_entry_change_status(struct wl_ctx *, const struct wl_rows *locked,
 			   int expected_status, long long expected_version,

@@ -41,6 +41,7 @@ enum wl_route {
 	R_SUB_ROTATE,
 	R_DELIVERY_LIST,
 	R_DELIVERY_RETRY,
+	R_ANALYTICS,
 	R__MAX
 };
 
@@ -101,6 +102,8 @@ static const struct route {
     [R_DELIVERY_RETRY] = {WL_POST, "/webhooks/deliveries/{}/retry",
 			  WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION,
 			  wl_h_delivery_retry},
+    [R_ANALYTICS] = {WL_GET, "/analytics/queues/{}/summary",
+		     WL_SCOPE_ANALYTICS_READ, 0, wl_h_analytics_summary},
 };
 
 /*
@@ -331,9 +334,14 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 	size_t blen = strlen(WL_BASE_PATH);
 	enum wl_code code;
 	int route = -1, rc = WL_OK;
+	int64_t pinned;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(resp, 0, sizeof(*resp));
+	/* Test stacks may pin the request's clock to script a day. */
+	if (app->cfg->test_clock && req->test_now &&
+	    wl_iso_to_ms(req->test_now, &pinned) == 0)
+		wl_clock_pin(pinned);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.app = app;
 	ctx.http = req;
@@ -389,4 +397,5 @@ out:
 			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	if (ctx.authenticated)
 		wl_key_clear(&ctx.key);
+	wl_clock_pin(0);
 }

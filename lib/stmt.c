@@ -350,6 +350,15 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_PURGE_DELIVERIES] =
 	"DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ? "
 	"LIMIT 1000",
+    [STMT_ANALYTICS_ENTRIES] =
+	"SELECT id, is_booking, status, created_at, first_in_service_at "
+	"FROM entries WHERE queue_id = ? AND created_at >= ? AND created_at "
+	"< ? ORDER BY id",
+    [STMT_ANALYTICS_SERVICE] =
+	"SELECT h.entry_id, h.status, h.at FROM entries e JOIN "
+	"entry_status_history h ON h.entry_id = e.id WHERE e.queue_id = ? "
+	"AND e.created_at >= ? AND e.created_at < ? AND h.status IN "
+	"('in_service', 'completed') ORDER BY h.entry_id, h.version",
     [STMT_BOOKING_INTERVALS] =
 	"SELECT scheduled_for, booking_end FROM entries WHERE queue_id = ? "
 	"AND is_booking = 1 AND status IN " ACTIVE_STATUSES " AND "

@@ -14,23 +14,25 @@
 
 #include "extern.h"
 
-/* Current time in milliseconds since the epoch.  WAITLIST_CLOCK_OFFSET_MS
- * shifts it, so tests can run a scripted day. */
+static int64_t pinned; /* 0: the real clock */
+
+/* Pin the clock for the request in hand (see [server] test_clock). */
+void
+wl_clock_pin(int64_t ms)
+{
+	pinned = ms;
+}
+
+/* Current time in milliseconds since the epoch. */
 int64_t
 wl_now_ms(void)
 {
-	static int init;
-	static int64_t offset;
 	struct timespec ts;
-	const char *env;
 
-	if (!init) {
-		init = 1;
-		if ((env = getenv("WAITLIST_CLOCK_OFFSET_MS")) != NULL)
-			offset = strtoll(env, NULL, 10);
-	}
+	if (pinned)
+		return pinned;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + offset;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */

@@ -51,6 +51,7 @@ struct wl_config {
 	char *fcgi_socket;
 	unsigned max_requests;	/* recycle a worker after this many */
 	unsigned cluster_nodes;	/* nodes sharing the rate limits */
+	unsigned test_clock;	/* honour X-Test-Now (test stacks only) */
 	unsigned ratelimit_slots;
 	char *secret_key_file;
 	char *migrations_dir;
@@ -121,6 +122,7 @@ struct wl_http_request {
 	const char *content_type;  /* may be NULL */
 	const char *idempotency_key; /* may be NULL */
 	const char *request_id;	   /* proposed by the proxy, may be NULL */
+	const char *test_now;	   /* X-Test-Now, used with [server] test_clock */
 	const char *body;
 	size_t body_len;
 	int body_too_large;	   /* the body exceeded WL_BODY_MAX: not read */

@@ -198,6 +198,8 @@ name = waitlist
 workers = ${WL_WORKERS:-4}
 fcgi_socket = $WL_VAR/run/fcgi.sock
 max_requests = 10000
+# 1 only on test stacks: lets a request pin its clock with X-Test-Now.
+test_clock = ${WL_TEST_CLOCK:-0}
 secret_key_file = $key
 migrations_dir = $WL_REPO/migrations
 openapi_file = $WL_REPO/openapi.json
