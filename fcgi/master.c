@@ -43,6 +43,8 @@ struct pool {
 	int fd;
 	struct wl_ratelimit *rl; /* shared with every worker */
 	pid_t pid[MAX_WORKERS];
+	int64_t born[MAX_WORKERS];	/* when each slot's worker started */
+	int64_t hold[MAX_WORKERS];	/* respawn not before (crash loop) */
 	unsigned n;		/* slots in use: cfg->workers */
 };
 
@@ -72,14 +74,20 @@ spawn(struct pool *p)
 	return pid;
 }
 
+/* Start a worker in every empty slot, except slots whose last worker
+ * died within a second of starting: those wait a second, so a worker
+ * that cannot start does not turn into a fork storm. */
 static void
 fill(struct pool *p)
 {
+	int64_t now = wl_clock_ms();
 	unsigned i;
 
 	for (i = 0; i < p->n; i++)
-		if (p->pid[i] <= 0)
+		if (p->pid[i] <= 0 && now >= p->hold[i]) {
 			p->pid[i] = spawn(p);
+			p->born[i] = now;
+		}
 }
 
 /* Signal every worker and wait up to DRAIN_SECONDS; then SIGKILL. */
@@ -125,6 +133,8 @@ reap(struct pool *p)
 		for (i = 0; i < p->n; i++)
 			if (p->pid[i] == pid) {
 				p->pid[i] = 0;
+				if (wl_clock_ms() - p->born[i] < 1000)
+					p->hold[i] = wl_clock_ms() + 1000;
 				if (WIFSIGNALED(st))
 					wl_log(WL_LOG_WARN,
 					       "\"msg\":\"worker died\","
