@@ -25,31 +25,56 @@ on_term(int sig)
 }
 
 /*
- * Read the body: at most WL_BODY_MAX bytes.  A larger declared length is
- * not read at all (the request is answered with payload_too_large).
- * Returns the body (caller frees) or NULL for none.
+ * Map the parameters of one request (envp: NULL-terminated "NAME=value"
+ * strings, as libfcgi hands them over) onto req, whose strings then point
+ * into envp, and return the number of body bytes to read (0: none).  A
+ * CONTENT_LENGTH that is not a number or exceeds WL_BODY_MAX sets
+ * req->body_too_large and returns 0: such a body is not read at all (the
+ * request is answered with payload_too_large).
  */
-static char *
-read_body(FCGX_Request *r, size_t *len, int *too_large)
+size_t
+wl_fcgi_request(char **envp, struct wl_http_request *req)
 {
-	const char *cl = FCGX_GetParam("CONTENT_LENGTH", r->envp);
+	const char *cl = FCGX_GetParam("CONTENT_LENGTH", envp);
 	unsigned long want = 0;
-	char *buf, *end;
-	int n;
+	char *end;
 
-	*len = 0;
-	*too_large = 0;
+	memset(req, 0, sizeof(*req));
+	req->method = FCGX_GetParam("REQUEST_METHOD", envp);
+	/* The raw URI: the router splits it before decoding anything. */
+	req->path = FCGX_GetParam("REQUEST_URI", envp);
+	req->query = FCGX_GetParam("QUERY_STRING", envp);
+	req->authorization = FCGX_GetParam("HTTP_AUTHORIZATION", envp);
+	req->content_type = FCGX_GetParam("CONTENT_TYPE", envp);
+	req->idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", envp);
+	req->request_id = FCGX_GetParam("REQUEST_ID", envp);
+	req->test_now = FCGX_GetParam("HTTP_X_TEST_NOW", envp);
+	if (req->path == NULL)
+		req->path = FCGX_GetParam("DOCUMENT_URI", envp);
+	if (req->query == NULL)
+		req->query = "";
+	req->body = "";
 	if (cl && *cl) {
 		errno = 0;
 		want = strtoul(cl, &end, 10);
 		if (*end || errno || want > WL_BODY_MAX) {
-			*too_large = 1;
-			return NULL;
+			req->body_too_large = 1;
+			return 0;
 		}
 	}
-	if (want == 0)
-		return NULL;
-	if ((buf = malloc(want + 1)) == NULL)
+	return want;
+}
+
+/* Read up to want body bytes.  Returns the body (caller frees) or NULL
+ * for none. */
+static char *
+read_body(FCGX_Request *r, size_t want, size_t *len)
+{
+	char *buf;
+	int n;
+
+	*len = 0;
+	if (want == 0 || (buf = malloc(want + 1)) == NULL)
 		return NULL;
 	n = FCGX_GetStr(buf, (int)want, r->in);
 	if (n < 0)
@@ -100,23 +125,13 @@ serve_one(struct wl_app *app, FCGX_Request *r)
 {
 	struct wl_http_request req;
 	struct wl_http_response resp;
+	size_t want;
 	char *body;
 
-	memset(&req, 0, sizeof(req));
-	req.method = FCGX_GetParam("REQUEST_METHOD", r->envp);
-	req.path = FCGX_GetParam("DOCUMENT_URI", r->envp);
-	req.query = FCGX_GetParam("QUERY_STRING", r->envp);
-	req.authorization = FCGX_GetParam("HTTP_AUTHORIZATION", r->envp);
-	req.content_type = FCGX_GetParam("CONTENT_TYPE", r->envp);
-	req.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", r->envp);
-	req.request_id = FCGX_GetParam("REQUEST_ID", r->envp);
-	req.test_now = FCGX_GetParam("HTTP_X_TEST_NOW", r->envp);
-	if (req.path == NULL)
-		req.path = FCGX_GetParam("SCRIPT_NAME", r->envp);
-	if (req.query == NULL)
-		req.query = "";
-	body = read_body(r, &req.body_len, &req.body_too_large);
-	req.body = body ? body : "";
+	want = wl_fcgi_request(r->envp, &req);
+	body = read_body(r, want, &req.body_len);
+	if (body)
+		req.body = body;
 	wl_handle(app, &req, &resp);
 	write_response(r, &resp);
 	wl_http_response_clear(&resp);

@@ -92,6 +92,7 @@ cJSON *wl_json_add_bool(cJSON *, const char *, int);
 cJSON *wl_json_add_ts(cJSON *, const char *, int64_t ms); /* <0: null */
 /* Valid UTF-8 without NUL? */
 int wl_utf8_valid(const char *, size_t);
+int wl_json_strict(const char *, size_t);
 size_t wl_utf8_len(const char *); /* code points */
 /* Parse text that must be a JSON object; NULL when it is not. */
 cJSON *wl_json_parse_object(const char *, size_t);
@@ -405,8 +406,7 @@ struct wl_ctx {
 	int route;	   /* enum wl_route */
 	int authenticated; /* key is filled */
 	struct wl_key key;
-	const char *param[WL_MAX_PARAMS];
-	char parambuf[256 * WL_MAX_PARAMS];
+	const char *param[WL_MAX_PARAMS]; /* decoded path parameters */
 	const char *tenant_id_for_log;
 };
 

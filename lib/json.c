@@ -188,6 +188,175 @@ wl_utf8_len(const char *s)
 	return n;
 }
 
+#define JSON_DEPTH_MAX 64
+
+static void
+skip_ws(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t' || **p == '\n' ||
+			    **p == '\r'))
+		(*p)++;
+}
+
+static int
+is_digit(const char *p, const char *end)
+{
+	return p < end && *p >= '0' && *p <= '9';
+}
+
+static int strict_value(const char **, const char *, int);
+
+/* A string: no raw control characters, only the escapes of RFC 8259. */
+static int
+strict_string(const char **p, const char *end)
+{
+	const char *s = *p + 1;
+	int i;
+
+	for (; s < end; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"') {
+			*p = s + 1;
+			return 0;
+		}
+		if (c < 0x20)
+			return -1;
+		if (c != '\\')
+			continue;
+		if (++s == end)
+			return -1;
+		if (*s == 'u') {
+			for (i = 1; i <= 4; i++)
+				if (s + i >= end ||
+				    strchr("0123456789abcdefABCDEF", s[i]) ==
+					NULL ||
+				    s[i] == '\0')
+					return -1;
+			s += 4;
+		} else if (*s == '\0' || strchr("\"\\/bfnrt", *s) == NULL)
+			return -1;
+	}
+	return -1;
+}
+
+/* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+static int
+strict_number(const char **p, const char *end)
+{
+	const char *s = *p;
+
+	if (s < end && *s == '-')
+		s++;
+	if (!is_digit(s, end))
+		return -1;
+	if (*s == '0')
+		s++;
+	else
+		while (is_digit(s, end))
+			s++;
+	if (s < end && *s == '.') {
+		if (!is_digit(++s, end))
+			return -1;
+		while (is_digit(s, end))
+			s++;
+	}
+	if (s < end && (*s == 'e' || *s == 'E')) {
+		s++;
+		if (s < end && (*s == '+' || *s == '-'))
+			s++;
+		if (!is_digit(s, end))
+			return -1;
+		while (is_digit(s, end))
+			s++;
+	}
+	*p = s;
+	return 0;
+}
+
+static int
+strict_members(const char **p, const char *end, int depth, char close)
+{
+	skip_ws(p, end);
+	if (*p < end && **p == close) {
+		(*p)++;
+		return 0;
+	}
+	for (;;) {
+		if (close == '}') {
+			if (*p >= end || **p != '"' || strict_string(p, end) < 0)
+				return -1;
+			skip_ws(p, end);
+			if (*p >= end || *(*p)++ != ':')
+				return -1;
+		}
+		if (strict_value(p, end, depth) < 0)
+			return -1;
+		skip_ws(p, end);
+		if (*p < end && **p == ',') {
+			(*p)++;
+			skip_ws(p, end);
+			continue;
+		}
+		if (*p < end && **p == close) {
+			(*p)++;
+			return 0;
+		}
+		return -1;
+	}
+}
+
+static int
+strict_value(const char **p, const char *end, int depth)
+{
+	skip_ws(p, end);
+	if (*p >= end)
+		return -1;
+	switch (**p) {
+	case '{':
+	case '[':
+		if (depth >= JSON_DEPTH_MAX)
+			return -1;
+		(*p)++;
+		return strict_members(p, end, depth + 1,
+				      (*p)[-1] == '{' ? '}' : ']');
+	case '"':
+		return strict_string(p, end);
+	case 't':
+	case 'f':
+	case 'n': {
+		static const char *const words[] = {"true", "false", "null"};
+		size_t i, n;
+		for (i = 0; i < 3; i++) {
+			n = strlen(words[i]);
+			if ((size_t)(end - *p) >= n &&
+			    memcmp(*p, words[i], n) == 0) {
+				*p += n;
+				return 0;
+			}
+		}
+		return -1;
+	}
+	default:
+		return strict_number(p, end);
+	}
+}
+
+/*
+ * 1 when text is exactly one JSON value by the grammar of RFC 8259, nested
+ * at most JSON_DEPTH_MAX deep.  cJSON alone is more lenient (leading
+ * zeros, "1.", raw control characters in strings).
+ */
+int
+wl_json_strict(const char *text, size_t n)
+{
+	const char *p = text, *end = text + n;
+
+	if (strict_value(&p, end, 0) < 0)
+		return 0;
+	skip_ws(&p, end);
+	return p == end;
+}
+
 /* 1 when the JSON text holds a \u0000 escape (outside an escaped '\\'). */
 static int
 has_nul_escape(const char *t, size_t n)
@@ -225,9 +394,10 @@ has_duplicate_keys(const cJSON *node)
 }
 
 /*
- * Parse a request body that must be one JSON object of valid UTF-8.
- * cJSON would silently cut strings at a \u0000 escape and keep only the
- * first of duplicate members, so both are refused here.  NULL when the
+ * Parse a request body that must be one JSON object of valid UTF-8 and
+ * strict RFC 8259 syntax.  cJSON would silently cut strings at a \u0000
+ * escape and keep only the first of duplicate members, so both are
+ * refused here.  NULL when the
  * text is not such an object.
  */
 cJSON *
@@ -236,7 +406,8 @@ wl_json_parse_object(const char *text, size_t n)
 	const char *end = NULL;
 	cJSON *root;
 
-	if (!wl_utf8_valid(text, n) || has_nul_escape(text, n))
+	if (!wl_utf8_valid(text, n) || !wl_json_strict(text, n) ||
+	    has_nul_escape(text, n))
 		return NULL;
 	root = cJSON_ParseWithLengthOpts(text, n, &end, 0);
 	if (root == NULL)

@@ -106,41 +106,102 @@ static const struct route {
 		     WL_SCOPE_ANALYTICS_READ, 0, wl_h_analytics_summary},
 };
 
+#define MAX_SEGMENTS 16
+
+/* A request path split into percent-decoded segments. */
+struct segments {
+	size_t n;
+	char *seg[MAX_SEGMENTS];
+	char buf[2048];
+};
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /*
- * Match path against pattern, copying parameters into ctx.  Returns 1 on
- * a match.
+ * Split a raw request URI (as the client sent it, before any decoding or
+ * normalization; a query string ends it) on "/" and only then
+ * percent-decode each segment, so an
+ * encoded slash or a dot-segment can never reach another route or id.
+ * A segment that decodes to a slash, a control character or invalid
+ * UTF-8 makes the whole path unroutable.  Returns 0 or -1.
  */
 static int
-match(const char *pattern, const char *path, struct wl_ctx *ctx)
+split_path(const char *path, struct segments *out)
 {
-	const char *p = pattern, *s = path;
-	size_t np = 0, used = 0;
+	const char *p = path;
+	size_t o = 0;
+	int hi, lo;
 
-	while (*p && *s) {
-		if (*p != '/' || *s != '/')
-			return 0;
-		p++;
-		s++;
-		if (strncmp(p, "{}", 2) == 0) {
-			size_t n = strcspn(s, "/");
-			if (n == 0 || np == WL_MAX_PARAMS ||
-			    used + n + 1 > sizeof(ctx->parambuf))
-				return 0;
-			memcpy(ctx->parambuf + used, s, n);
-			ctx->parambuf[used + n] = '\0';
-			ctx->param[np++] = ctx->parambuf + used;
-			used += n + 1;
-			p += 2;
-			s += n;
-		} else {
-			size_t n = strcspn(p, "/");
-			if (strncmp(p, s, n) != 0 || (s[n] != '/' && s[n]))
-				return 0;
-			p += n;
-			s += n;
+	out->n = 0;
+	if (*p++ != '/')
+		return -1;
+	for (;;) {
+		char *start = out->buf + o;
+		if (out->n == MAX_SEGMENTS)
+			return -1;
+		for (; *p && *p != '/' && *p != '?' && *p != '#'; p++) {
+			int c = (unsigned char)*p;
+			if (c == '%') {
+				if ((hi = hexval(p[1])) < 0 ||
+				    (lo = hexval(p[2])) < 0)
+					return -1;
+				c = hi * 16 + lo;
+				p += 2;
+			}
+			if (c < 0x20 || c == 0x7f || c == '/' ||
+			    o + 2 >= sizeof(out->buf))
+				return -1;
+			out->buf[o++] = (char)c;
 		}
+		out->buf[o++] = '\0';
+		if (!wl_utf8_valid(start, strlen(start)) ||
+		    strcmp(start, ".") == 0 || strcmp(start, "..") == 0)
+			return -1;
+		out->seg[out->n++] = start;
+		if (*p != '/')
+			return 0; /* end, or the query string */
+		p++;
 	}
-	return *p == '\0' && *s == '\0';
+}
+
+/*
+ * Match segments from index `from` against pattern ("{}" matches one
+ * non-empty segment), pointing ctx's parameters at the matched segments.
+ * Returns 1 on a match.
+ */
+static int
+match(const char *pattern, const struct segments *sg, size_t from,
+      struct wl_ctx *ctx)
+{
+	const char *p = pattern;
+	size_t i = from, np = 0, n;
+
+	while (*p == '/') {
+		p++;
+		n = strcspn(p, "/");
+		if (i == sg->n)
+			return 0;
+		if (n == 2 && strncmp(p, "{}", 2) == 0) {
+			if (*sg->seg[i] == '\0' || np == WL_MAX_PARAMS)
+				return 0;
+			ctx->param[np++] = sg->seg[i];
+		} else if (strlen(sg->seg[i]) != n ||
+			   strncmp(p, sg->seg[i], n) != 0)
+			return 0;
+		p += n;
+		i++;
+	}
+	return *p == '\0' && i == sg->n;
 }
 
 static int
@@ -159,13 +220,13 @@ parse_method(const char *m)
  * or 405 (and the Allow header added for 405).
  */
 static int
-find_route(struct wl_ctx *ctx, const char *path, enum wl_code *code)
+find_route(struct wl_ctx *ctx, const struct segments *sg, enum wl_code *code)
 {
 	int method = parse_method(ctx->http->method), i, any = 0;
 	char allow[64] = "";
 
 	for (i = 0; i < R__MAX; i++) {
-		if (!match(routes[i].pattern, path, ctx))
+		if (!match(routes[i].pattern, sg, 2, ctx))
 			continue;
 		if ((int)routes[i].method == method)
 			return i;
@@ -330,8 +391,7 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 {
 	struct wl_ctx ctx;
 	struct timespec t0, t1;
-	const char *path = req->path ? req->path : "";
-	size_t blen = strlen(WL_BASE_PATH);
+	struct segments sg;
 	enum wl_code code;
 	int route = -1, rc = WL_OK;
 	int64_t pinned;
@@ -349,8 +409,9 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 	set_request_id(req, resp);
 	wl_resp_header(resp, "X-Request-Id", resp->request_id);
 
-	if (strncmp(path, WL_BASE_PATH, blen) != 0 ||
-	    (path[blen] != '/' && path[blen] != '\0')) {
+	/* WL_BASE_PATH is /v1/external: the first two segments. */
+	if (split_path(req->path ? req->path : "", &sg) < 0 || sg.n < 2 ||
+	    strcmp(sg.seg[0], "v1") != 0 || strcmp(sg.seg[1], "external") != 0) {
 		wl_reply_error(&ctx, WL_C_NOT_FOUND, "no such route");
 		goto out;
 	}
@@ -359,7 +420,7 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 			       "request body exceeds %d bytes", WL_BODY_MAX);
 		goto out;
 	}
-	if ((route = find_route(&ctx, path + blen, &code)) < 0) {
+	if ((route = find_route(&ctx, &sg, &code)) < 0) {
 		wl_reply_error(&ctx, code,
 			       code == WL_C_NOT_FOUND
 				   ? "no such route"

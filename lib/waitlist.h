@@ -116,7 +116,7 @@ WL_EXPORT void wl_app_set_ratelimit(struct wl_app *, struct wl_ratelimit *);
 /* An HTTP request as the web server hands it over. */
 struct wl_http_request {
 	const char *method;
-	const char *path;	   /* decoded path, no query string */
+	const char *path;	   /* raw request URI as sent (a query ends it) */
 	const char *query;	   /* raw query string, "" when none */
 	const char *authorization; /* may be NULL */
 	const char *content_type;  /* may be NULL */

@@ -364,10 +364,12 @@ START_TEST(parse_object_refuses_deep_nesting_without_crashing)
 }
 END_TEST
 
-START_TEST(parse_object_accepts_moderate_nesting)
+/* An object holding `depth` nested arrays: total depth + 1 levels. */
+static int
+nested(size_t depth)
 {
-	size_t depth = 100, i, n = 0;
 	char t[5 + 2 * 100 + 2];
+	size_t i, n = 0;
 
 	memcpy(t + n, "{\"a\":", 5);
 	n += 5;
@@ -377,7 +379,32 @@ START_TEST(parse_object_accepts_moderate_nesting)
 		t[n++] = ']';
 	t[n++] = '}';
 	t[n] = '\0';
-	ck_assert_int_eq(accepted(t), 1);
+	return accepted(t);
+}
+
+START_TEST(parse_object_accepts_nesting_up_to_64_levels)
+{
+	ck_assert_int_eq(nested(63), 1);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_nesting_past_64_levels)
+{
+	ck_assert_int_eq(nested(64), 0);
+	ck_assert_int_eq(nested(100), 0);
+}
+END_TEST
+
+START_TEST(parse_object_refuses_lenient_numbers_and_raw_controls)
+{
+	ck_assert_int_eq(accepted("{\"n\":01}"), 0);
+	ck_assert_int_eq(accepted("{\"n\":1.}"), 0);
+	ck_assert_int_eq(accepted("{\"n\":.5}"), 0);
+	ck_assert_int_eq(accepted("{\"n\":+1}"), 0);
+	ck_assert_int_eq(accepted("{\"n\":1e}"), 0);
+	ck_assert_int_eq(accepted("{\"s\":\"a\tb\"}"), 0);
+	ck_assert_int_eq(accepted("{\"s\":\"\\x\"}"), 0);
+	ck_assert_int_eq(accepted("{\"n\":-0.5e+3,\"s\":\"\\u00e9\\n\"}"), 1);
 }
 END_TEST
 
@@ -412,7 +439,9 @@ suite_json(void)
 	tcase_add_test(tp, parse_object_refuses_nul_escapes);
 	tcase_add_test(tp, parse_object_accepts_escaped_backslash_before_u0000);
 	tcase_add_test(tp, parse_object_refuses_deep_nesting_without_crashing);
-	tcase_add_test(tp, parse_object_accepts_moderate_nesting);
+	tcase_add_test(tp, parse_object_accepts_nesting_up_to_64_levels);
+	tcase_add_test(tp, parse_object_refuses_nesting_past_64_levels);
+	tcase_add_test(tp, parse_object_refuses_lenient_numbers_and_raw_controls);
 	suite_add_tcase(s, tp);
 	return s;
 }
