@@ -5,9 +5,11 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/waitlist.h"
 
@@ -169,10 +171,38 @@ cmd_tenant(struct wl_app *app, int argc, char **argv, char *err,
 	return rc;
 }
 
+/*
+ * Without --config or WAITLIST_CONFIG, and without the system file, a
+ * waitlistctl run from a development tree uses the tree's
+ * var/waitlist.conf, the one script/server writes.
+ */
+static const char *
+tree_config(char *buf, size_t bufsz)
+{
+	const char *env = getenv("WAITLIST_CONFIG");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if ((env && *env) || access(wl_config_default_path(), R_OK) == 0)
+		return NULL;
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return NULL;
+	exe[n] = '\0';
+	/* ctl/waitlistctl, or ctl/.libs/waitlistctl under libtool */
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return NULL;
+	*slash = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL && strcmp(slash, "/.libs") == 0)
+		*slash = '\0';
+	snprintf(buf, bufsz, "%s/../var/waitlist.conf", exe);
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
 int
 main(int argc, char *argv[])
 {
 	const char *config = NULL;
+	char treebuf[PATH_MAX + 32];
 	struct wl_config *cfg;
 	struct wl_app *app;
 	char err[1024] = "";
@@ -185,6 +215,8 @@ main(int argc, char *argv[])
 	}
 	if (i >= argc)
 		usage(NULL);
+	if (config == NULL)
+		config = tree_config(treebuf, sizeof(treebuf));
 	if ((cfg = wl_config_load(config, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "waitlistctl: %s\n", err);
 		return 1;
