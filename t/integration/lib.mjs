@@ -4,13 +4,15 @@
 //   WL_VAR       the stack directory (MariaDB socket, logs, config)
 //   WL_REPO      the repository root
 //   WL_CTL       the waitlistctl command line, with --config
-// Node 18+, built-ins only.
+// Node 18+; api() checks every answer against openapi.json through
+// ../contract.mjs (npm dev dependencies in t/package.json).
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { validateResponse } from '../contract.mjs';
 
 function env(name) {
   const value = process.env[name];
@@ -34,8 +36,10 @@ export function uniq(prefix = 'x') {
 }
 
 // One HTTP call.  path is relative to BASE unless it is a full URL.
-// body is sent as JSON; rawBody (string or Buffer) is sent as is.
-export async function api(method, path, { key, body, rawBody, headers = {}, idempotencyKey } = {}) {
+// body is sent as JSON; rawBody (string or Buffer) is sent as is.  The
+// answer must match openapi.json (it throws otherwise) unless noValidate is
+// set, for requests nginx itself answers in ways the document leaves out.
+export async function api(method, path, { key, body, rawBody, headers = {}, idempotencyKey, noValidate = false } = {}) {
   const h = new Headers(headers);
   let payload;
   if (rawBody !== undefined) payload = rawBody;
@@ -52,6 +56,7 @@ export async function api(method, path, { key, body, rawBody, headers = {}, idem
   } catch {
     // Not JSON: tests that care look at text.
   }
+  if (!noValidate) validateResponse(method, url, res.status, json, res.headers, text);
   return { status: res.status, headers: res.headers, text, json };
 }
 
