@@ -214,7 +214,7 @@ test('path traversal and odd ids are JSON 404s', async () => {
   const ids = [
     '..%2F..%2Fetc', '..%2F..%2F..%2Fetc%2Fpasswd', '%2e%2e%2f%2e%2e%2fetc', '..%5C..%5Cwindows',
     "ent_1'%20OR%20'1'%3D'1", 'ent_1%22%3B%20DROP%20TABLE%20entries%3B--', '%25', '%ff%fe', 'x'.repeat(5000),
-    '%2F'.repeat(100), 'ent_%0d%0aSet-Cookie:%20a=b', 'ent_x%00', '%00', '%20', 'ent_%C0%AE%C0%AE',
+    '%2F'.repeat(100), 'ent_%0d%0aSet-Cookie:%20a=b', '%20', 'ent_%C0%AE%C0%AE',
   ];
   const cases = [];
   for (const id of ids) {
@@ -232,9 +232,36 @@ test('path traversal and odd ids are JSON 404s', async () => {
     }));
 });
 
+// nginx itself refuses a path holding an encoded NUL, before any location
+// (and so before any JSON error page) applies: a plain 400, never a 5xx,
+// and nothing reaches the service.
+test('ids with an encoded NUL are refused by the web server and change nothing', async () => {
+  const cases = [];
+  for (const id of ['ent_x%00', '%00']) {
+    cases.push(['GET', `/waitlist/entries/${id}`, undefined]);
+    cases.push(['PATCH', `/waitlist/entries/${id}`, { expectedVersion: 1, partySize: 2 }]);
+    cases.push(['PATCH', `/waitlist/entries/${id}/status`, { status: 'ready', expectedStatus: 'waiting', expectedVersion: 1 }]);
+    cases.push(['POST', `/bookings/${id}/cancel`, { expectedStatus: 'confirmed', expectedVersion: 1 }]);
+  }
+  await unchanged(() => each(cases,
+    ([m, p, body]) => api(m, p, { key: A.key, body, noValidate: true, idempotencyKey: m === 'GET' ? undefined : uniq('i') }),
+    (res) => assert.equal(res.status, 400)));
+});
+
+// A path climbing above the root is refused the same way by nginx.
+test('paths climbing above the root are refused by the web server and reveal no file', async () => {
+  const paths = ['/waitlist/entries/x/../../../../../../etc/passwd', '/../../../../etc/passwd'];
+  await each(paths,
+    (p) => rawHttp('GET', p, { headers: [['Authorization', `Bearer ${A.key}`]] }),
+    (res) => {
+      assert.ok(!res.text.includes('root:'), 'leaked a file');
+      assert.equal(res.status, 400);
+    });
+});
+
 test('unnormalized paths get JSON answers and reveal no file', async () => {
-  const paths = ['/waitlist/entries/../../../etc/passwd', '/waitlist/entries/./x', '/waitlist/entries/x/../../../../../../etc/passwd',
-    '/waitlist/entries/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/../../../../etc/passwd'];
+  const paths = ['/waitlist/entries/../../../etc/passwd', '/waitlist/entries/./x',
+    '/waitlist/entries/%2e%2e/%2e%2e/%2e%2e/etc/passwd'];
   await each(paths,
     (p) => rawHttp('GET', p, { headers: [['Authorization', `Bearer ${A.key}`]] }),
     (res) => {
