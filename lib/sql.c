@@ -348,6 +348,18 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	return rc;
 }
 
+static int
+any_non_ascii(const struct wl_sqlval *args, size_t nargs)
+{
+	size_t i, j;
+
+	for (i = 0; i < nargs; i++)
+		for (j = 0; args[i].type == WL_SQL_STR && j < args[i].len; j++)
+			if ((unsigned char)args[i].s[j] >= 0x80)
+				return 1;
+	return 0;
+}
+
 /*
  * Run statement id with the bound arguments.  See extern.h for the
  * contract; rows, when given, is set (NULL on error) and freed by the
@@ -366,6 +378,19 @@ wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	 * once, unless a transaction was under way on it. */
 	if (rc == WL_ERR_DB_GONE && had_conn && !in_txn)
 		rc = exec_once(db, id, args, nargs, rows, affected);
+	/*
+	 * Ids are ASCII columns: a client's non-ASCII value cannot be
+	 * compared with them ("illegal mix of collations"), and can never
+	 * equal one either, so the exact answer is "nothing matches".
+	 */
+	if (rc == WL_ERR_DB && db->last_errno == ER_CANT_AGGREGATE_2COLLATIONS &&
+	    any_non_ascii(args, nargs)) {
+		if (affected)
+			*affected = 0;
+		if (rows && (*rows = calloc(1, sizeof(**rows))) == NULL)
+			return WL_ERR_NOMEM;
+		rc = WL_OK;
+	}
 	return rc;
 }
 
