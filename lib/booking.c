@@ -252,74 +252,93 @@ lock_booking(struct wl_ctx *ctx, struct wl_rows **rows)
 	return 0;
 }
 
+/* The body of a reschedule; 0 or -1 after a 400 reply. */
+static int
+reschedule_parse(struct wl_ctx *ctx, const cJSON *body, int64_t *at,
+		 long long *version)
+{
+	static const char *const keys[] = {"scheduledFor", "expectedVersion",
+					   NULL};
+	const char *when;
+
+	if (wl_body_only(ctx, body, keys) < 0)
+		return -1;
+	if (wl_json_get_string(body, "scheduledFor", &when) != 1 ||
+	    wl_iso_to_ms(when, at) < 0)
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "scheduledFor must be an ISO 8601 "
+				      "timestamp with a UTC offset"), -1;
+	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
+			 version) != 1) {
+		if (ctx->resp->status == 0)
+			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				       "expectedVersion is required");
+		return -1;
+	}
+	return 0;
+}
+
+/* The booking's length: its service's duration, else the slot length; a
+ * service since made inactive keeps the booking's current length. */
+static long long
+booking_minutes(struct wl_ctx *ctx, const struct wl_queue *q,
+		const struct wl_rows *e, int *err)
+{
+	const char *svc = wl_rows_str(e, 0, 9);
+	long long minutes = q->slot_minutes;
+	int rc;
+
+	*err = 0;
+	if (svc == NULL)
+		return minutes;
+	if ((rc = wl_service_check(ctx, q->id, svc, &minutes)) > 0)
+		*err = rc;
+	else if (rc < 0) {
+		wl_resp_clear_body(ctx->resp);
+		minutes = (wl_rows_int(e, 0, 8) - wl_rows_int(e, 0, 7)) / MIN_MS;
+	}
+	return minutes;
+}
+
 /* POST /bookings/{entryId}/reschedule {scheduledFor, expectedVersion} */
 int
 wl_h_booking_reschedule(struct wl_ctx *ctx)
 {
-	static const char *const keys[] = {"scheduledFor", "expectedVersion",
-					   NULL};
 	struct wl_rows *e = NULL;
 	struct wl_events ev = {0};
 	struct wl_queue q = {0};
-	const char *when, *svc;
 	long long version, minutes;
 	int64_t at, end, now = wl_now_ms();
 	cJSON *body, *data;
-	int rc;
+	int rc = 0;
 
 	if ((body = wl_body_json(ctx)) == NULL)
 		return WL_OK;
-	rc = WL_OK;
-	if (wl_body_only(ctx, body, keys) < 0)
+	if (reschedule_parse(ctx, body, &at, &version) < 0 ||
+	    (rc = lock_booking(ctx, &e)) != 0)
 		goto out;
-	if (wl_json_get_string(body, "scheduledFor", &when) != 1 ||
-	    wl_iso_to_ms(when, &at) < 0) {
-		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-			       "scheduledFor must be an ISO 8601 timestamp "
-			       "with a UTC offset");
-		goto out;
-	}
-	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
-			 &version) != 1) {
-		if (ctx->resp->status == 0)
-			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "expectedVersion is required");
-		goto out;
-	}
-	if ((rc = lock_booking(ctx, &e)) != 0) {
-		rc = rc < 0 ? WL_OK : rc;
-		goto out;
-	}
 	if (wl_rows_int(e, 0, 4) != version) {
-		wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
-			       "expectedVersion %lld does not match the "
-			       "current version %lld",
-			       version, wl_rows_int(e, 0, 4));
+		rc = wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
+				    "expectedVersion %lld does not match the "
+				    "current version %lld",
+				    version, wl_rows_int(e, 0, 4));
 		goto out;
 	}
 	if (!wl_status_active(wl_status_parse(wl_rows_str(e, 0, 3)))) {
-		wl_reply_error(ctx, WL_C_INVALID_TRANSITION,
-			       "only an active booking can be rescheduled");
+		rc = wl_reply_error(ctx, WL_C_INVALID_TRANSITION,
+				    "only an active booking can be "
+				    "rescheduled");
 		goto out;
 	}
 	if ((rc = wl_queue_load(ctx, wl_rows_str(e, 0, 1), &q)) <= 0) {
 		rc = rc < 0 ? -rc : WL_ERR_NOTFOUND;
 		goto out;
 	}
-	rc = WL_OK;
-	minutes = q.slot_minutes;
-	svc = wl_rows_str(e, 0, 9);
-	if (svc && (rc = wl_service_check(ctx, q.id, svc, &minutes)) > 0)
+	minutes = booking_minutes(ctx, &q, e, &rc);
+	if (rc != 0 ||
+	    (rc = wl_booking_place(ctx, &q, at, minutes, wl_rows_str(e, 0, 0),
+				   &end)) != 0)
 		goto out;
-	if (rc < 0) { /* the service went inactive: keep its length */
-		wl_resp_clear_body(ctx->resp);
-		minutes = (wl_rows_int(e, 0, 8) - wl_rows_int(e, 0, 7)) / MIN_MS;
-	}
-	rc = wl_booking_place(ctx, &q, at, minutes, wl_rows_str(e, 0, 0), &end);
-	if (rc != 0) {
-		rc = rc < 0 ? WL_OK : rc;
-		goto out;
-	}
 	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_RESCHEDULE,
 		       SQL_ARGS(SQL_INT(at), SQL_INT(end), SQL_INT(now),
 				SQL_STR(wl_rows_str(e, 0, 0)),
@@ -342,7 +361,7 @@ out:
 	wl_queue_clear(&q);
 	wl_rows_free(e);
 	cJSON_Delete(body);
-	return rc;
+	return rc < 0 ? WL_OK : rc;
 }
 
 /* POST /bookings/{entryId}/cancel {expectedStatus, expectedVersion,

@@ -389,153 +389,177 @@ static const char *const editable[] = {
     "fullName", "phone", "partySize", "notes", "serviceTypeId",
     "customData", "externalReference", NULL};
 
-/* PATCH /waitlist/entries/{entryId} */
-int
-wl_h_entry_edit(struct wl_ctx *ctx)
+/* An edit: the body's fields, then merged with the stored entry. */
+struct edit {
+	cJSON *body;
+	long long version, party;
+	const char *name, *phone, *notes, *svc, *extref;
+	const cJSON *patch; /* customData changes */
+};
+
+/* Check the body of an edit; no database needed.  0 or -1 (replied). */
+static int
+edit_parse(struct wl_ctx *ctx, struct edit *ed)
 {
 	static const char *const keys[] = {
 	    "expectedVersion", "fullName", "phone", "partySize", "notes",
 	    "serviceTypeId", "customData", "externalReference", NULL};
-	struct wl_rows *e = NULL;
-	struct wl_events ev = {0};
-	const char *name, *phone, *notes, *svc, *extref;
-	const cJSON *patch = NULL;
-	cJSON *body, *custom = NULL, *changed, *data;
-	char *custom_text = NULL;
-	long long version, party, minutes;
-	int64_t now = wl_now_ms();
-	int rc = WL_OK, st, i, any = 0;
+	const cJSON *b = ed->body;
+	int i, any = 0;
 
-	if ((body = wl_body_json(ctx)) == NULL)
-		return WL_OK;
-	if (wl_body_only(ctx, body, keys) < 0)
-		goto out;
-	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
-			 &version) != 1) {
+	if (wl_body_only(ctx, b, keys) < 0)
+		return -1;
+	if (wl_field_int(ctx, b, "expectedVersion", 1, 2147483647,
+			 &ed->version) != 1) {
 		if (ctx->resp->status == 0)
 			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 				       "expectedVersion is required");
-		goto out;
+		return -1;
 	}
 	for (i = 0; editable[i]; i++)
-		any |= has(body, editable[i]);
-	if (!any) {
-		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-			       "no editable field given: fullName, phone, "
-			       "partySize, notes, serviceTypeId, customData, "
-			       "externalReference");
-		goto out;
-	}
-	if (wl_field_name(ctx, body, &name) < 0 ||
-	    wl_field_phone(ctx, body, &phone) < 0 ||
-	    wl_field_string(ctx, body, "notes", 0, 500, 1, &notes) < 0 ||
-	    wl_field_string(ctx, body, "serviceTypeId", 1, 160, 0, &svc) < 0 ||
-	    wl_field_string(ctx, body, "externalReference", 1, 255, 0,
-			    &extref) < 0 ||
-	    wl_field_int(ctx, body, "partySize", 1, 100, &party) < 0)
-		goto out;
-	if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "fullName")) ||
-	    cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "partySize"))) {
-		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-			       "fullName and partySize cannot be removed");
-		goto out;
-	}
-	if (wl_json_get_object(body, "customData", &patch) < 0) {
-		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-			       "customData must be an object keyed by custom "
-			       "field id");
-		goto out;
-	}
-	if ((rc = wl_entry_lock(ctx, ctx->param[0], &e)) != 0)
-		goto done;
-	if (wl_rows_int(e, 0, L_VERSION) != version) {
-		wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
-			       "expectedVersion %lld does not match the "
-			       "current version %lld",
-			       version, wl_rows_int(e, 0, L_VERSION));
-		goto out;
-	}
-	st = wl_status_parse(wl_rows_str(e, 0, L_STATUS));
+		any |= has(b, editable[i]);
+	if (!any)
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "no editable field given: fullName, "
+				      "phone, partySize, notes, serviceTypeId, "
+				      "customData, externalReference"), -1;
+	if (wl_field_name(ctx, b, &ed->name) < 0 ||
+	    wl_field_phone(ctx, b, &ed->phone) < 0 ||
+	    wl_field_string(ctx, b, "notes", 0, 500, 1, &ed->notes) < 0 ||
+	    wl_field_string(ctx, b, "serviceTypeId", 1, 160, 0, &ed->svc) < 0 ||
+	    wl_field_string(ctx, b, "externalReference", 1, 255, 0,
+			    &ed->extref) < 0 ||
+	    wl_field_int(ctx, b, "partySize", 1, 100, &ed->party) < 0)
+		return -1;
+	if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "fullName")) ||
+	    cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "partySize")))
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "fullName and partySize cannot be "
+				      "removed"), -1;
+	if (wl_json_get_object(b, "customData", &ed->patch) < 0)
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "customData must be an object keyed by "
+				      "custom field id"), -1;
+	return 0;
+}
+
+/*
+ * Merge the edit with the locked entry e: fields not in the body keep
+ * their stored values; a service must be attached to the line (and may
+ * only be removed where the line does not require one).  Returns 0, -1
+ * after a 4xx reply, or a wl_err.
+ */
+static int
+edit_merge(struct wl_ctx *ctx, const struct wl_rows *e, struct edit *ed)
+{
+	const char *queue = wl_rows_str(e, 0, L_QUEUE);
+	struct wl_queue q;
+	long long minutes;
+	int st = wl_status_parse(wl_rows_str(e, 0, L_STATUS)), rc, required;
+
+	if (wl_rows_int(e, 0, L_VERSION) != ed->version)
+		return wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
+				      "expectedVersion %lld does not match the "
+				      "current version %lld",
+				      ed->version,
+				      wl_rows_int(e, 0, L_VERSION)), -1;
 	if (st == WL_ST_COMPLETED || st == WL_ST_CANCELLED ||
-	    st == WL_ST_NO_SHOW) {
-		wl_reply_error(ctx, WL_C_INVALID_TRANSITION,
-			       "a %s entry cannot be edited",
-			       wl_status_names[st]);
-		goto out;
+	    st == WL_ST_NO_SHOW)
+		return wl_reply_error(ctx, WL_C_INVALID_TRANSITION,
+				      "a %s entry cannot be edited",
+				      wl_status_names[st]), -1;
+	if (!has(ed->body, "fullName"))
+		ed->name = wl_rows_str(e, 0, L_NAME);
+	if (!has(ed->body, "phone"))
+		ed->phone = wl_rows_str(e, 0, L_PHONE);
+	if (!has(ed->body, "notes"))
+		ed->notes = wl_rows_str(e, 0, L_NOTES);
+	if (!has(ed->body, "externalReference"))
+		ed->extref = wl_rows_str(e, 0, L_EXTREF);
+	if (!has(ed->body, "partySize"))
+		ed->party = wl_rows_int(e, 0, L_PARTY);
+	if (!has(ed->body, "serviceTypeId")) {
+		ed->svc = wl_rows_str(e, 0, L_SERVICE);
+		return 0;
 	}
-	/* Fields not in the body keep their stored values. */
-	if (!has(body, "fullName"))
-		name = wl_rows_str(e, 0, L_NAME);
-	if (!has(body, "phone"))
-		phone = wl_rows_str(e, 0, L_PHONE);
-	if (!has(body, "notes"))
-		notes = wl_rows_str(e, 0, L_NOTES);
-	if (!has(body, "serviceTypeId"))
-		svc = wl_rows_str(e, 0, L_SERVICE);
-	if (!has(body, "externalReference"))
-		extref = wl_rows_str(e, 0, L_EXTREF);
-	if (!has(body, "partySize"))
-		party = wl_rows_int(e, 0, L_PARTY);
-	if (svc == NULL && has(body, "serviceTypeId")) {
-		struct wl_queue q;
-		if ((rc = wl_queue_load(ctx, wl_rows_str(e, 0, L_QUEUE), &q)) < 0) {
-			rc = -rc;
-			goto out;
-		}
-		i = rc == 1 && q.service_required;
-		wl_queue_clear(&q);
-		rc = WL_OK;
-		if (i) {
-			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "serviceTypeId is required on this "
-				       "line");
-			goto out;
-		}
-	}
-	if (svc && has(body, "serviceTypeId") &&
-	    (rc = wl_service_check(ctx, wl_rows_str(e, 0, L_QUEUE), svc,
-				   &minutes)) != 0)
-		goto done;
-	custom = cJSON_Parse(wl_rows_str(e, 0, L_CUSTOM));
-	if (custom == NULL)
-		custom = cJSON_CreateObject();
-	if ((rc = wl_custom_data_merge(ctx, wl_rows_str(e, 0, L_QUEUE), custom,
-				       patch)) != 0)
-		goto done;
-	if ((custom_text = cJSON_PrintUnformatted(custom)) == NULL) {
-		rc = WL_ERR_NOMEM;
-		goto out;
-	}
+	if (ed->svc)
+		return wl_service_check(ctx, queue, ed->svc, &minutes);
+	if ((rc = wl_queue_load(ctx, queue, &q)) < 0)
+		return -rc;
+	required = rc == 1 && q.service_required;
+	wl_queue_clear(&q);
+	if (required)
+		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+				      "serviceTypeId is required on this "
+				      "line"), -1;
+	return 0;
+}
+
+/* Write the merged edit and its waitlist.entry.updated event, and reply. */
+static int
+edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
+	   const char *custom)
+{
+	const char *id = wl_rows_str(e, 0, L_ID);
+	struct wl_events ev = {0};
+	int64_t now = wl_now_ms();
+	cJSON *data, *changed;
+	int rc, i;
+
 	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_EDIT,
-		       SQL_ARGS(SQL_STR(name), SQL_STR(phone), SQL_INT(party),
-				SQL_STR(notes), SQL_STR(svc),
-				SQL_STR(custom_text), SQL_STR(extref),
-				SQL_INT(now), SQL_STR(wl_rows_str(e, 0, L_ID)),
-				SQL_INT(version)));
+		       SQL_ARGS(SQL_STR(ed->name), SQL_STR(ed->phone),
+				SQL_INT(ed->party), SQL_STR(ed->notes),
+				SQL_STR(ed->svc), SQL_STR(custom),
+				SQL_STR(ed->extref), SQL_INT(now), SQL_STR(id),
+				SQL_INT(ed->version)));
 	if (rc != WL_OK)
-		goto out;
+		return rc;
 	data = cJSON_CreateObject();
-	wl_json_add_str(data, "entryId", wl_rows_str(e, 0, L_ID));
+	wl_json_add_str(data, "entryId", id);
 	changed = cJSON_AddArrayToObject(data, "changedFields");
 	for (i = 0; editable[i]; i++)
-		if (has(body, editable[i]))
+		if (has(ed->body, editable[i]))
 			cJSON_AddItemToArray(changed,
 					     cJSON_CreateString(editable[i]));
 	wl_events_add(&ev, WL_EV_ENTRY_UPDATED, data);
 	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
 			     wl_rows_str(e, 0, L_BUSINESS),
-			     wl_rows_str(e, 0, L_QUEUE), wl_rows_str(e, 0, L_ID),
-			     version + 1, now);
-	if (rc == WL_OK)
-		rc = wl_entry_reply(ctx, wl_rows_str(e, 0, L_ID), 200);
-	goto out;
-done:
-	if (rc < 0)
-		rc = WL_OK;
+			     wl_rows_str(e, 0, L_QUEUE), id, ed->version + 1,
+			     now);
+	return rc == WL_OK ? wl_entry_reply(ctx, id, 200) : rc;
+}
+
+/* PATCH /waitlist/entries/{entryId}: checks in order: the body (400),
+ * the entry (404), its version (409), not terminal (400), the fields
+ * against the line (400). */
+int
+wl_h_entry_edit(struct wl_ctx *ctx)
+{
+	struct edit ed;
+	struct wl_rows *e = NULL;
+	cJSON *custom = NULL;
+	char *custom_text = NULL;
+	int rc = 0;
+
+	memset(&ed, 0, sizeof(ed));
+	if ((ed.body = wl_body_json(ctx)) == NULL)
+		return WL_OK;
+	if (edit_parse(ctx, &ed) < 0 ||
+	    (rc = wl_entry_lock(ctx, ctx->param[0], &e)) != 0 ||
+	    (rc = edit_merge(ctx, e, &ed)) != 0)
+		goto out;
+	if ((custom = cJSON_Parse(wl_rows_str(e, 0, L_CUSTOM))) == NULL)
+		custom = cJSON_CreateObject();
+	rc = wl_custom_data_merge(ctx, wl_rows_str(e, 0, L_QUEUE), custom,
+				  ed.patch);
+	if (rc == 0 && (custom_text = cJSON_PrintUnformatted(custom)) == NULL)
+		rc = WL_ERR_NOMEM;
+	if (rc == 0)
+		rc = edit_write(ctx, e, &ed, custom_text);
 out:
 	free(custom_text);
 	cJSON_Delete(custom);
 	wl_rows_free(e);
-	cJSON_Delete(body);
-	return rc;
+	cJSON_Delete(ed.body);
+	return rc < 0 ? WL_OK : rc;
 }
