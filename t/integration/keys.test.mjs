@@ -1,0 +1,230 @@
+// Key lifecycle and the guest allowance (SPEC "Authentication" 2, "Limits",
+// POST /waitlist/entries rule 6; DECISIONS "Identifiers and formats",
+// "Eligibility, plans and limits", "Errors"; OPERATIONS "waitlistctl").
+//
+// waitlistctl key create: expiry defaults to the tenant's
+// defaultKeyExpiryDays and may not exceed maximumKeyExpiryDays; at most
+// activeKeys unrevoked, unexpired keys per tenant; errors exit non-zero
+// with a message on stderr.  Expired and revoked keys are 401 with their
+// codes.  Guests per calendar month are capped by the guest allowance
+// (402 guest_allowance_exceeded, nothing written).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { api, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
+import {
+  ALL_SCOPES, DAY_MS, assertError, assertOk, countEntries, countEvents, createKey, freshMinute, pinned,
+  sha256hex, tenantSet, walkIn,
+} from './util-limits.mjs';
+
+const keyCount = (tenantId) => Number(sql(`SELECT COUNT(*) FROM api_keys WHERE tenant_id = '${tenantId}'`)[0][0]);
+const listed = (tenantId, id) => ctl('key', 'list', '--tenant', tenantId).keys.find((k) => k.id === id);
+
+test('a key created without --expires-in-days expires after defaultKeyExpiryDays (90 by default)', async () => {
+  const refs = seed(fixture());
+  const me = assertOk(await api('GET', '/me', { key: refs.k1 }));
+  assert.equal(me.limits.defaultKeyExpiryDays, 90);
+  assert.equal(me.limits.maximumKeyExpiryDays, 365);
+  const before = Date.now();
+  const k = createKey(refs.t1, ['waitlist:read']);
+  const after = Date.now();
+  const row = listed(refs.t1, k.id);
+  assert.ok(row, 'key list does not show the new key');
+  assert.equal(row.status, 'active');
+  const created = Date.parse(row.createdAt);
+  const expires = Date.parse(row.expiresAt);
+  assert.equal(expires - created, 90 * DAY_MS, `createdAt ${row.createdAt} expiresAt ${row.expiresAt}`);
+  assert.ok(expires >= before + 90 * DAY_MS - 1000 && expires <= after + 90 * DAY_MS + 1000,
+    `expiresAt ${row.expiresAt} is not now + 90 days`);
+  assertOk(await api('GET', '/me', { key: k.key }));
+});
+
+test('the default expiry and the maximum follow the tenant limits', async () => {
+  const refs = seed(fixture());
+  tenantSet(refs.t1, '--limit', 'defaultKeyExpiryDays=14', '--limit', 'maximumKeyExpiryDays=30');
+  const def = createKey(refs.t1, ['waitlist:read']);
+  let row = listed(refs.t1, def.id);
+  assert.equal(Date.parse(row.expiresAt) - Date.parse(row.createdAt), 14 * DAY_MS, 'default of 14 days');
+  const max = createKey(refs.t1, ['waitlist:read'], { expiresInDays: 30 });
+  row = listed(refs.t1, max.id);
+  assert.equal(Date.parse(row.expiresAt) - Date.parse(row.createdAt), 30 * DAY_MS, '30 days asked');
+  const n = keyCount(refs.t1);
+  const r = ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read', '--expires-in-days', '31');
+  assert.notEqual(r.code, 0, 'a key beyond maximumKeyExpiryDays 30 was created');
+  assert.match(r.stderr, /30/, `the message does not name the maximum: ${r.stderr}`);
+  assert.equal(keyCount(refs.t1), n);
+});
+
+test('--expires-in-days above maximumKeyExpiryDays exits non-zero with a clear message and creates nothing', async () => {
+  const refs = seed(fixture());
+  const n = keyCount(refs.t1);
+  const r = ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read', '--expires-in-days', '366');
+  assert.notEqual(r.code, 0, 'a key of 366 days was created over maximumKeyExpiryDays 365');
+  assert.match(r.stderr, /expir/i, `unclear message: ${r.stderr}`);
+  assert.match(r.stderr, /365/, `the message does not name the maximum: ${r.stderr}`);
+  assert.equal(keyCount(refs.t1), n, 'a key row was written');
+  const k = createKey(refs.t1, ['waitlist:read'], { expiresInDays: 365 });
+  const row = listed(refs.t1, k.id);
+  assert.equal(Date.parse(row.expiresAt) - Date.parse(row.createdAt), 365 * DAY_MS);
+});
+
+test('activeKeys limits the active keys: the key over the limit fails, revoking one frees a slot', async () => {
+  const refs = seed(fixture({ limits: { activeKeys: 2 } }));
+  assert.equal(assertOk(await api('GET', '/me', { key: refs.k1 })).limits.activeKeys, 2);
+  const second = createKey(refs.t1, ['waitlist:read']);
+  const n = keyCount(refs.t1);
+  const r = ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read');
+  assert.notEqual(r.code, 0, 'a third key was created over activeKeys 2');
+  assert.match(r.stderr, /activeKeys|active keys/i, `unclear message: ${r.stderr}`);
+  assert.equal(keyCount(refs.t1), n, 'a key row was written');
+  ctl('key', 'revoke', second.id);
+  const third = createKey(refs.t1, ['waitlist:read']);
+  assertOk(await api('GET', '/me', { key: third.key }));
+  assert.notEqual(ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read').code, 0,
+    'a key was created over activeKeys 2 after the revoked one was replaced');
+  // An expired key does not count either.
+  sql(`UPDATE api_keys SET expires_at = 1000 WHERE id = '${third.id}'`);
+  const fourth = createKey(refs.t1, ['waitlist:read']);
+  assertOk(await api('GET', '/me', { key: fourth.key }));
+});
+
+test('key list shows no secret and no digest, and reports each key status', async () => {
+  const refs = seed(fixture());
+  const a = createKey(refs.t1, ['waitlist:read', 'guest:read']);
+  const b = createKey(refs.t1, ['waitlist:read']);
+  const c = createKey(refs.t1, ['events:read']);
+  ctl('key', 'revoke', b.id);
+  sql(`UPDATE api_keys SET expires_at = 1000 WHERE id = '${c.id}'`);
+  const out = ctl('key', 'list', '--tenant', refs.t1);
+  const text = JSON.stringify(out);
+  for (const k of [a, b, c]) {
+    assert.ok(!text.includes(k.key), 'key list prints a plaintext key');
+    assert.ok(!text.includes(k.key.slice(3)), 'key list prints the secret part of a key');
+    assert.ok(!text.includes(sha256hex(k.key)), 'key list prints a key digest');
+  }
+  for (const row of out.keys) {
+    for (const f of ['key', 'digest', 'secret', 'hash']) assert.ok(!(f in row), `key list shows ${f}`);
+  }
+  assert.equal(out.keys.find((k) => k.id === a.id)?.status, 'active');
+  assert.deepEqual(out.keys.find((k) => k.id === a.id)?.scopes, ['waitlist:read', 'guest:read']);
+  assert.equal(out.keys.find((k) => k.id === b.id)?.status, 'revoked');
+  assert.equal(out.keys.find((k) => k.id === c.id)?.status, 'expired');
+  assert.equal(out.keys.length, 4);
+});
+
+test('a revoked key is 401 revoked_api_key; the other keys of the tenant keep working', async () => {
+  const refs = seed(fixture());
+  const k = createKey(refs.t1, ALL_SCOPES);
+  assertOk(await api('GET', '/waitlist/businesses', { key: k.key }));
+  ctl('key', 'revoke', k.id);
+  assertError(await api('GET', '/me', { key: k.key }), 401, 'revoked_api_key', 'GET /me');
+  assertError(await api('GET', '/waitlist/businesses', { key: k.key }), 401, 'revoked_api_key', 'GET businesses');
+  const entries = countEntries(refs.t1);
+  assertError(await api('POST', '/waitlist/entries', {
+    key: k.key, idempotencyKey: uniq('idem'), body: walkIn(refs.q1),
+  }), 401, 'revoked_api_key', 'POST entries');
+  assert.equal(countEntries(refs.t1), entries);
+  assertOk(await api('GET', '/me', { key: refs.k1 }));
+});
+
+test('an expired key is 401 expired_api_key', async () => {
+  const refs = seed(fixture());
+  const k = createKey(refs.t1, ALL_SCOPES);
+  assertOk(await api('GET', '/me', { key: k.key }));
+  sql(`UPDATE api_keys SET expires_at = 1000 WHERE id = '${k.id}'`);
+  assertError(await api('GET', '/me', { key: k.key }), 401, 'expired_api_key', 'GET /me');
+  assertError(await api('GET', `/waitlist/queues/${refs.q1}`, { key: k.key }), 401, 'expired_api_key', 'GET queue');
+  assertError(await api('POST', '/waitlist/entries', {
+    key: k.key, idempotencyKey: uniq('idem'), body: walkIn(refs.q1),
+  }), 401, 'expired_api_key', 'POST entries');
+  assertOk(await api('GET', '/me', { key: refs.k1 }));
+});
+
+test('a key stops working at its expiresAt (request clock pinned around it)', async () => {
+  const refs = seed(fixture());
+  const k = createKey(refs.t1, ['waitlist:read'], { expiresInDays: 1 });
+  const expiresAt = Date.parse(listed(refs.t1, k.id).expiresAt);
+  const at = (ms) => ({ key: k.key, headers: pinned(new Date(ms).toISOString()) });
+  assertOk(await api('GET', '/me', at(expiresAt - 1000)), 200, 'a second before expiresAt');
+  assertError(await api('GET', '/me', at(expiresAt)), 401, 'expired_api_key', 'at expiresAt');
+  assertError(await api('GET', '/waitlist/businesses', at(expiresAt + DAY_MS)), 401, 'expired_api_key', 'a day later');
+});
+
+test('key create --type zapier makes a zapier connection; the default type is api', async () => {
+  const refs = seed(fixture());
+  const z = createKey(refs.t1, ['waitlist:read'], { type: 'zapier' });
+  const a = createKey(refs.t1, ['waitlist:read']);
+  assert.equal(assertOk(await api('GET', '/me', { key: z.key })).integrationType, 'zapier');
+  assert.equal(assertOk(await api('GET', '/me', { key: a.key })).integrationType, 'api');
+  assert.equal(listed(refs.t1, z.id).integrationType, 'zapier');
+});
+
+test('key create refuses an unknown scope or type with a non-zero exit and creates nothing', async () => {
+  const refs = seed(fixture());
+  const n = keyCount(refs.t1);
+  for (const args of [
+    ['--scopes', 'waitlist:admin'],
+    ['--scopes', 'waitlist:read,bogus'],
+    ['--scopes', 'waitlist:read', '--type', 'robot'],
+  ]) {
+    const r = ctlFail('key', 'create', '--tenant', refs.t1, ...args);
+    assert.notEqual(r.code, 0, `key create ${args.join(' ')} succeeded`);
+    assert.match(r.stderr, /\S/, `no message for ${args.join(' ')}`);
+  }
+  assert.equal(keyCount(refs.t1), n, 'a key row was written');
+});
+
+// --------------------------------------------------------- guest allowance
+
+// First day of the UTC month after ms, at 12:00 (safely inside the next
+// calendar month in any zone).
+function nextMonthMidday(ms) {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 15, 12)).toISOString();
+}
+
+test('guest allowance: 3 walk-ins pass, the 4th is 402 guest_allowance_exceeded with nothing written; the next month starts afresh', async () => {
+  const refs = seed(fixture({ guestAllowance: 3 }));
+  const m = freshMinute();
+  const now = m.at(10);
+  const create = (when, name = 'Grace Hopper') => api('POST', '/waitlist/entries', {
+    key: refs.k1, headers: pinned(when), idempotencyKey: uniq('idem'), body: walkIn(refs.q1, name),
+  });
+  for (let i = 0; i < 3; i++) assertOk(await create(now), 201, `walk-in ${i + 1} of 3`);
+  const entries = countEntries(refs.t1);
+  const events = countEvents(refs.t1);
+  assert.equal(entries, 3);
+  const refused = await create(now, 'Fourth Guest');
+  assertError(refused, 402, 'guest_allowance_exceeded', 'walk-in 4');
+  assert.equal(countEntries(refs.t1), entries, 'the refused guest was written');
+  assert.equal(countEvents(refs.t1), events, 'the refused guest emitted an event');
+  assert.equal(sql(`SELECT COUNT(*) FROM entries WHERE tenant_id = '${refs.t1}' AND full_name = 'Fourth Guest'`)[0][0], '0');
+  // A booking is a guest too.
+  const slot = new Date(Math.ceil((Date.parse(now) + 60 * 60_000) / (15 * 60_000)) * 15 * 60_000).toISOString();
+  const booking = await api('POST', '/waitlist/entries', {
+    key: refs.k1, headers: pinned(now), idempotencyKey: uniq('idem'),
+    body: { queueId: refs.q1, fullName: 'Booked Guest', isBooking: true, scheduledFor: slot },
+  });
+  assertError(booking, 402, 'guest_allowance_exceeded', 'booking over the allowance');
+  assert.equal(countEntries(refs.t1), entries);
+  // The next calendar month has the whole allowance again.
+  const later = nextMonthMidday(Date.parse(now));
+  for (let i = 0; i < 3; i++) assertOk(await create(later), 201, `next month walk-in ${i + 1}`);
+  assertError(await create(later), 402, 'guest_allowance_exceeded', 'next month walk-in 4');
+  assert.equal(countEntries(refs.t1), entries + 3);
+});
+
+test('raising the guest allowance with tenant set takes effect at once', async () => {
+  const refs = seed(fixture({ guestAllowance: 1 }));
+  const now = freshMinute().at(10);
+  const create = () => api('POST', '/waitlist/entries', {
+    key: refs.k1, headers: pinned(now), idempotencyKey: uniq('idem'), body: walkIn(refs.q1),
+  });
+  assertOk(await create(), 201);
+  assertError(await create(), 402, 'guest_allowance_exceeded');
+  tenantSet(refs.t1, '--guest-allowance', '3');
+  assertOk(await create(), 201, 'after raising the allowance to 3');
+  assertOk(await create(), 201, 'after raising the allowance to 3');
+  assertError(await create(), 402, 'guest_allowance_exceeded', 'over the raised allowance');
+  assert.equal(countEntries(refs.t1), 3);
+});
