@@ -265,12 +265,15 @@ prepare(struct wl_app *app, const struct wl_rows *rows, size_t r,
 /*
  * Claim up to max due deliveries for owner (a lease of timeout + 20 s),
  * check access for each (pausing subscriptions that lost it), and return
- * the ones to send now in *out (free with wl_sends_free()).
+ * the ones to send now in *out (free with wl_sends_free()).  Only this
+ * claim's rows: they are told from the owner's earlier claims, still in
+ * flight, by their lease_until, which differs from one claim to the next.
  */
 int
 wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
 		 struct wl_send **out, size_t *n)
 {
+	static int64_t last_lease;
 	int64_t now = wl_now_ms(),
 		lease = now + app->cfg->timeout_seconds * 1000LL + 20000;
 	struct wl_rows *rows = NULL;
@@ -281,14 +284,17 @@ wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
 
 	*out = NULL;
 	*n = 0;
+	if (lease <= last_lease)
+		lease = last_lease + 1;
+	last_lease = lease;
 	rc = wl_sql_exec(app->db, STMT_CLAIM,
 			 SQL_ARGS(SQL_STR(owner), SQL_INT(lease), SQL_INT(now),
 				  SQL_INT(now), SQL_INT(max)),
 			 NULL, &claimed);
 	if (rc != WL_OK || claimed == 0)
 		return rc;
-	rc = wl_sql_exec(app->db, STMT_CLAIMED, SQL_ARGS(SQL_STR(owner)), &rows,
-			 NULL);
+	rc = wl_sql_exec(app->db, STMT_CLAIMED,
+			 SQL_ARGS(SQL_STR(owner), SQL_INT(lease)), &rows, NULL);
 	if (rc != WL_OK)
 		return rc;
 	if ((v = calloc(rows->nrows + 1, sizeof(*v))) == NULL) {
@@ -361,6 +367,10 @@ wl_retry_after_parse(const char *v, int64_t now_ms)
 		return n;
 	if ((t = curl_getdate(v, NULL)) == -1)
 		return -1;
+	/* A date centuries ahead is as good as never; in milliseconds it
+	 * would overflow. */
+	if (t > (time_t)1 << 40)
+		t = (time_t)1 << 40;
 	return t * 1000LL > now_ms ? (long)((t * 1000LL - now_ms + 999) / 1000)
 				   : 0;
 }

@@ -586,6 +586,8 @@ int wl_purge(struct wl_db *, int64_t now, long long *events,
 #define WL_SEALED_MAX 256
 long wl_b64_decode(const char *, size_t, unsigned char *out, size_t outsz);
 int wl_whsec_new(char *out);
+char *wl_seal(const unsigned char *server, const void *plain, size_t n);
+char *wl_unseal(const unsigned char *server, const char *sealed, size_t *n);
 int wl_secret_seal(const unsigned char *server, const char *plain,
 		   char *out);
 int wl_secret_open(const unsigned char *server, const char *sealed,

@@ -6,7 +6,9 @@
  * replays its stored result (or, past the lock wait timeout, answers
  * idempotency_in_progress).  Results below 500 are stored (a 4xx rolls
  * back to a savepoint first, so it stores nothing but the answer); 5xx,
- * 429 and 503 store nothing and a retry executes.
+ * 429 and 503 store nothing and a retry executes.  Stored answers are
+ * sealed (AES-256-GCM): they may hold guest details or a signing secret
+ * shown once.
  */
 #include "config.h"
 
@@ -54,7 +56,9 @@ static int
 replay(struct wl_ctx *ctx, const char *hash, int *rc)
 {
 	struct wl_rows *rows = NULL;
-	const char *stored, *body;
+	const char *stored, *sealed;
+	char *body = NULL;
+	size_t n;
 	cJSON *root;
 	int status;
 
@@ -70,7 +74,7 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 	}
 	stored = wl_rows_str(rows, 0, 0);
 	status = (int)wl_rows_int(rows, 0, 1);
-	body = wl_rows_str(rows, 0, 2);
+	sealed = wl_rows_str(rows, 0, 2);
 	if (strcmp(stored, hash) != 0)
 		wl_reply_error(ctx, WL_C_IDEMPOTENCY_CONFLICT,
 			       "this Idempotency-Key was used for a different "
@@ -81,10 +85,12 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 			       "running");
 	else {
 		wl_resp_header(ctx->resp, "Idempotency-Replayed", "true");
-		if (body == NULL)
+		if (sealed == NULL)
 			wl_reply_empty(ctx, status);
-		else if ((root = cJSON_Parse(body)) == NULL)
-			*rc = WL_ERR_NOMEM;
+		else if ((body = wl_unseal(ctx->app->secret, sealed, &n)) ==
+			     NULL ||
+			 (root = cJSON_Parse(body)) == NULL)
+			*rc = WL_ERR_CRYPTO;
 		else {
 			/* An error body names this request, not the first. */
 			if (cJSON_GetObjectItemCaseSensitive(root, "requestId"))
@@ -94,6 +100,7 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 			wl_reply_json(ctx, status, root);
 		}
 	}
+	free(body);
 	wl_rows_free(rows);
 	return 1;
 }
@@ -103,6 +110,7 @@ run(struct wl_db *db, void *arg)
 {
 	struct idem *s = arg;
 	struct wl_ctx *ctx = s->ctx;
+	char *sealed = NULL;
 	int rc, status;
 
 	rc = wl_sql_do(db, STMT_IDEM_INSERT,
@@ -124,10 +132,16 @@ run(struct wl_db *db, void *arg)
 	if (status >= 400 &&
 	    (rc = wl_sql_raw(db, "ROLLBACK TO SAVEPOINT mutation")) != WL_OK)
 		return rc;
-	return wl_sql_do(db, STMT_IDEM_FINISH,
-			 SQL_ARGS(SQL_INT(status), SQL_STR(ctx->resp->body),
-				  SQL_STR(ctx->key.id),
-				  SQL_STR(ctx->http->idempotency_key)));
+	if (ctx->resp->body &&
+	    (sealed = wl_seal(ctx->app->secret, ctx->resp->body,
+			      ctx->resp->body_len)) == NULL)
+		return WL_ERR_CRYPTO;
+	rc = wl_sql_do(db, STMT_IDEM_FINISH,
+		       SQL_ARGS(SQL_INT(status), SQL_STR(sealed),
+				SQL_STR(ctx->key.id),
+				SQL_STR(ctx->http->idempotency_key)));
+	free(sealed);
+	return rc;
 }
 
 /*

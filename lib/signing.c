@@ -66,61 +66,111 @@ seal_key(const unsigned char *server, unsigned char key[32])
 }
 
 /*
- * Seal plain (NUL-terminated, < 128 bytes) into out as base64 of
- * nonce || ciphertext || tag.  out needs WL_SEALED_MAX bytes.
+ * Seal n bytes as base64 of nonce || ciphertext || tag (AES-256-GCM under
+ * a key derived from the server secret).  Returns a new string (caller
+ * frees) or NULL.
  */
-int
-wl_secret_seal(const unsigned char *server, const char *plain, char *out)
+char *
+wl_seal(const unsigned char *server, const void *plain, size_t n)
 {
-	unsigned char key[32], buf[NONCE + 128 + TAG];
-	size_t n = strlen(plain);
-	EVP_CIPHER_CTX *c;
+	unsigned char key[32], *buf = NULL;
+	EVP_CIPHER_CTX *c = NULL;
+	char *out = NULL;
 	int len, ok;
 
-	if (n >= 128 || wl_random_bytes(buf, NONCE) != WL_OK)
-		return WL_ERR_CRYPTO;
+	if (n > 16 << 20 || (buf = malloc(NONCE + n + TAG)) == NULL ||
+	    wl_random_bytes(buf, NONCE) != WL_OK ||
+	    (c = EVP_CIPHER_CTX_new()) == NULL)
+		goto out;
 	seal_key(server, key);
-	if ((c = EVP_CIPHER_CTX_new()) == NULL)
-		return WL_ERR_NOMEM;
 	ok = EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
-	     EVP_EncryptUpdate(c, buf + NONCE, &len,
-			       (const unsigned char *)plain, (int)n) == 1 &&
+	     EVP_EncryptUpdate(c, buf + NONCE, &len, plain, (int)n) == 1 &&
 	     EVP_EncryptFinal_ex(c, buf + NONCE + len, &len) == 1 &&
 	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, TAG,
 				 buf + NONCE + n) == 1;
+	if (ok && (out = malloc(4 * ((NONCE + n + TAG + 2) / 3) + 1)) != NULL)
+		wl_b64_encode(buf, NONCE + n + TAG, out);
+out:
+	explicit_bzero(key, sizeof(key));
 	EVP_CIPHER_CTX_free(c);
-	if (!ok)
-		return WL_ERR_CRYPTO;
-	wl_b64_encode(buf, NONCE + n + TAG, out);
-	return WL_OK;
+	free(buf);
+	return out;
 }
 
-/* Open a sealed secret into plain (at least 128 bytes). */
+/*
+ * Open what wl_seal() made.  Returns the plaintext, NUL-terminated, with
+ * its length in *n (caller frees), or NULL when it was tampered with.
+ */
+char *
+wl_unseal(const unsigned char *server, const char *sealed, size_t *n)
+{
+	size_t sl = strlen(sealed), cap = sl / 4 * 3 + 3;
+	unsigned char key[32], *buf = NULL;
+	EVP_CIPHER_CTX *c = NULL;
+	char *plain = NULL;
+	long bl;
+	int len, ok = 0;
+
+	if ((buf = malloc(cap)) == NULL ||
+	    (bl = wl_b64_decode(sealed, sl, buf, cap)) < NONCE + TAG ||
+	    (plain = malloc((size_t)bl - NONCE - TAG + 1)) == NULL ||
+	    (c = EVP_CIPHER_CTX_new()) == NULL)
+		goto out;
+	*n = (size_t)bl - NONCE - TAG;
+	seal_key(server, key);
+	ok = EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
+	     EVP_DecryptUpdate(c, (unsigned char *)plain, &len, buf + NONCE,
+			       (int)*n) == 1 &&
+	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG,
+				 buf + NONCE + *n) == 1 &&
+	     EVP_DecryptFinal_ex(c, (unsigned char *)plain + len, &len) == 1;
+	explicit_bzero(key, sizeof(key));
+	if (ok)
+		plain[*n] = '\0';
+out:
+	EVP_CIPHER_CTX_free(c);
+	free(buf);
+	if (!ok) {
+		free(plain);
+		plain = NULL;
+	}
+	return plain;
+}
+
+/* Seal a signing secret into out (WL_SEALED_MAX bytes). */
+int
+wl_secret_seal(const unsigned char *server, const char *plain, char *out)
+{
+	char *sealed;
+	int rc = WL_ERR_CRYPTO;
+
+	if (strlen(plain) >= 128 || (sealed = wl_seal(server, plain,
+						      strlen(plain))) == NULL)
+		return rc;
+	if (strlen(sealed) < WL_SEALED_MAX) {
+		memcpy(out, sealed, strlen(sealed) + 1);
+		rc = WL_OK;
+	}
+	free(sealed);
+	return rc;
+}
+
+/* Open a sealed signing secret into plain (at least 128 bytes). */
 int
 wl_secret_open(const unsigned char *server, const char *sealed, char *plain)
 {
-	unsigned char key[32], buf[NONCE + 128 + TAG];
-	long n = wl_b64_decode(sealed, strlen(sealed), buf, sizeof(buf));
-	EVP_CIPHER_CTX *c;
-	int len, ok;
+	size_t n;
+	char *p = wl_unseal(server, sealed, &n);
+	int rc = WL_ERR_CRYPTO;
 
-	if (n < NONCE + TAG + 1)
-		return WL_ERR_CRYPTO;
-	n -= NONCE + TAG;
-	seal_key(server, key);
-	if ((c = EVP_CIPHER_CTX_new()) == NULL)
-		return WL_ERR_NOMEM;
-	ok = EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
-	     EVP_DecryptUpdate(c, (unsigned char *)plain, &len, buf + NONCE,
-			       (int)n) == 1 &&
-	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG,
-				 buf + NONCE + n) == 1 &&
-	     EVP_DecryptFinal_ex(c, (unsigned char *)plain + len, &len) == 1;
-	EVP_CIPHER_CTX_free(c);
-	if (!ok)
-		return WL_ERR_CRYPTO;
-	plain[n] = '\0';
-	return WL_OK;
+	if (p != NULL && n < 128) {
+		memcpy(plain, p, n + 1);
+		rc = WL_OK;
+	}
+	if (p)
+		explicit_bzero(p, n);
+	free(p);
+	return rc;
 }
 
 /*

@@ -258,8 +258,10 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"LIMIT 1000",
     [STMT_PURGE_IDEMPOTENCY] =
 	"DELETE FROM idempotency_keys WHERE created_at < ? LIMIT 1000",
-    [STMT_COUNTER_LOCK] = "SELECT event_seq FROM tenant_counters WHERE "
-			  "tenant_id = ? FOR UPDATE",
+    /* Returns event_seq as the insert id (see webhook.c lock_seq). */
+    [STMT_COUNTER_LOCK] =
+	"UPDATE tenant_counters SET webhook_lock = webhook_lock + 1, "
+	"event_seq = LAST_INSERT_ID(event_seq) WHERE tenant_id = ?",
     [STMT_SUB_COUNT] =
 	"SELECT COUNT(*) FROM webhook_subscriptions WHERE tenant_id = ?",
     [STMT_SUB_INSERT] =
@@ -333,7 +335,7 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"webhook_subscriptions s ON s.id = d.subscription_id LEFT JOIN "
 	"api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = d.tenant_id "
 	"LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.seq = "
-	"d.event_seq WHERE d.lease_owner = ?",
+	"d.event_seq WHERE d.lease_owner = ? AND d.lease_until = ?",
     [STMT_RECORD] =
 	"UPDATE deliveries SET status = ?, attempt_count = ?, "
 	"next_attempt_at = ?, last_attempt_at = ?, attempts = ?, "

@@ -153,7 +153,9 @@ bad:
 	return -1;
 }
 
-/* Every id names a business (or line) of the tenant; -1 after 400. */
+/* Every id names a business (or line) of the tenant (else 400), and each
+ * line belongs to a business the key may see (else 403); -1 after the
+ * reply. */
 static int
 ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 	  char *const *queues, size_t nq)
@@ -178,12 +180,20 @@ ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 				 &rows, NULL);
 		if (rc != WL_OK)
 			return rc;
-		rc = rows->nrows;
+		rc = rows->nrows == 0 ? 0
+		     : wl_key_allows_business(&ctx->key, wl_rows_str(rows, 0, 1))
+			 ? 1
+			 : 2;
 		wl_rows_free(rows);
 		if (rc == 0)
 			return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 					      "queueIds: %s is not a line of "
 					      "this account",
+					      queues[i]), -1;
+		if (rc == 2)
+			return wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
+					      "queueIds: %s lies outside this "
+					      "key's restrictions",
 					      queues[i]), -1;
 	}
 	return 0;
@@ -262,19 +272,19 @@ strv_json(char *const *v, size_t n)
 	return text;
 }
 
-/* The current event sequence of the tenant, locking its counter row so
- * concurrent subscription changes of the tenant serialize. */
+/* The current event sequence of the tenant, writing its counter row so
+ * that concurrent subscription changes of the tenant serialize, on one
+ * node (row lock) and across Galera nodes (certification conflict; a
+ * locking read would not conflict there).  See migrations/006. */
 static int
 lock_seq(struct wl_ctx *ctx, long long *seq)
 {
-	struct wl_rows *rows = NULL;
 	int rc;
 
-	rc = wl_sql_exec(ctx->app->db, STMT_COUNTER_LOCK,
-			 SQL_ARGS(SQL_STR(ctx->key.tenant.id)), &rows, NULL);
+	rc = wl_sql_do(ctx->app->db, STMT_COUNTER_LOCK,
+		       SQL_ARGS(SQL_STR(ctx->key.tenant.id)));
 	if (rc == WL_OK)
-		*seq = wl_rows_int(rows, 0, 0);
-	wl_rows_free(rows);
+		*seq = (long long)wl_sql_insert_id(ctx->app->db);
 	return rc;
 }
 

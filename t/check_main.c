@@ -16,6 +16,7 @@ main(void)
 	srunner_add_suite(sr, suite_ratelimit());
 	srunner_add_suite(sr, suite_router());
 	srunner_add_suite(sr, suite_time());
+	srunner_add_suite(sr, suite_webhook());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

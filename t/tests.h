@@ -10,5 +10,6 @@ Suite *suite_json(void);
 Suite *suite_ratelimit(void);
 Suite *suite_router(void);
 Suite *suite_time(void);
+Suite *suite_webhook(void);
 
 #endif

@@ -1,0 +1,228 @@
+// The deliverer process under stress: killed with SIGKILL in the middle of
+// a burst it loses nothing (delivery is at least once, duplicates keep
+// their webhook-id: SPEC "Webhook delivery" 4, 7), and SIGTERM lets the
+// attempts in flight finish, then exits (OPERATIONS: drains on SIGTERM,
+// at most the 10 s attempt timeout).  Leaves the deliverer running.
+
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { sleep, sql, stack, uniq } from './lib.mjs';
+import {
+  alive, delivererPid, dropSubs, eventIdsOfTenant, listDeliveries, mustCreateSub,
+  newTenant, startReceiver, waitUntil, walkIn,
+} from './util-webhooks.mjs';
+
+const VAR = process.env.WL_VAR;
+const CREATED = 'waitlist.entry.created';
+
+let rx;
+before(async () => {
+  rx = await startReceiver();
+});
+after(async () => {
+  ensureDeliverer();
+  dropSubs();
+  await rx.close();
+});
+
+function ensureDeliverer() {
+  let pid = null;
+  try {
+    pid = delivererPid(VAR);
+  } catch {
+    // no pid file
+  }
+  if (!pid || !alive(pid)) stack('deliverer-start');
+}
+
+async function waitGone(pid, timeoutMs) {
+  await waitUntil(() => !alive(pid), timeoutMs, `deliverer ${pid} to exit`);
+}
+
+// Creates n walk-ins, chunk at a time in parallel.
+async function burst(key, queueId, n, chunk = 25) {
+  const out = [];
+  for (let i = 0; i < n; i += chunk) {
+    const size = Math.min(chunk, n - i);
+    out.push(...await Promise.all(Array.from({ length: size }, () => walkIn(key, queueId))));
+  }
+  return out;
+}
+
+// Stored bodies of a tenant's events, by id, byte for byte.
+function storedBodies(tenantId) {
+  const map = new Map();
+  for (const [id, hex] of sql(`SELECT id, HEX(body) FROM events WHERE tenant_id = '${tenantId}'`)) {
+    map.set(id, Buffer.from(hex, 'hex'));
+  }
+  return map;
+}
+
+// Every request verifies with secret and carries the stored event's exact
+// body; returns the webhook-ids received, with their counts.
+function verifyAll(secret, reqs, bodies) {
+  const wh = new Webhook(secret);
+  const counts = new Map();
+  for (const r of reqs) {
+    const id = r.headers['webhook-id'];
+    let payload;
+    assert.doesNotThrow(() => { payload = wh.verify(r.body.toString('utf8'), r.headers); },
+      `delivery ${id} does not verify`);
+    assert.equal(payload.id, id);
+    assert.ok(bodies.has(id), `${id} is no event of the tenant`);
+    assert.ok(bodies.get(id).equals(r.body), `body of ${id} differs from the stored event`);
+    counts.set(id, (counts.get(id) || 0) + 1);
+  }
+  return counts;
+}
+
+const sorted = (it) => [...it].sort();
+
+function progress(url, expected) {
+  const reqs = rx.at(url);
+  const got = new Set(reqs.map((r) => r.headers['webhook-id']));
+  const missing = expected.filter((id) => !got.has(id)).length;
+  return `every event to arrive: ${reqs.length} requests, ${got.size} distinct events, ${missing} of ${expected.length} never received`;
+}
+
+describe('deliverer process', () => {
+  // Whatever an earlier test left retrying must not compete for the
+  // receiver's host.
+  beforeEach(() => dropSubs());
+
+  test('a burst to one slow endpoint is sent once per event, every attempt recorded', { timeout: 120000 }, async (t) => {
+    // No failure, no restart: nothing may be sent twice (DECISIONS
+    // "Webhooks": deliverers never send an attempt twice; SPEC: each event
+    // id is processed once).
+    const ten = newTenant();
+    const url = rx.url(uniq('burst'));
+    rx.setDefault(url, { status: 200, delayMs: 100 });
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    await burst(ten.k1, ten.q1, 100);
+    const expected = eventIdsOfTenant(ten.t1, CREATED);
+    assert.equal(expected.length, 100);
+    await waitUntil(() => {
+      const got = new Set(rx.at(url).map((r) => r.headers['webhook-id']));
+      return expected.every((id) => got.has(id));
+    }, 60000, () => progress(url, expected));
+    await sleep(2000);
+    const counts = verifyAll(sub.secret, rx.at(url), storedBodies(ten.t1));
+    const twice = [...counts.entries()].filter(([, n]) => n > 1);
+    t.diagnostic(`requests: ${rx.at(url).length} for ${counts.size} events; sent more than once: ${twice.length}`);
+    assert.deepEqual(sorted(counts.keys()), sorted(expected));
+    assert.equal(rx.at(url).length, 100, `${rx.at(url).length} requests for 100 events (${twice.length} events sent more than once)`);
+    const records = await listDeliveries(ten.k1, sub.id);
+    assert.equal(records.length, 100);
+    const off = records.filter((d) => d.status !== 'succeeded' || d.attemptCount !== 1);
+    assert.deepEqual(off.map((d) => `${d.eventId} ${d.status} attempts=${d.attemptCount}`), [],
+      'delivery records that do not show the one successful attempt');
+  });
+
+  test('SIGKILL during a burst of 500 events: after a restart every event arrives, duplicates keep their webhook-id', { timeout: 240000 }, async (t) => {
+    const ten = newTenant();
+    const url = rx.url(uniq('kill'));
+    // Slow answers keep attempts in flight when the kill lands.
+    rx.setDefault(url, { status: 200, delayMs: 100 });
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    const pid = delivererPid(VAR);
+    assert.ok(alive(pid), `the deliverer (pid ${pid}) is not running`);
+
+    let killedAt = 0;
+    try {
+      const creating = burst(ten.k1, ten.q1, 500);
+      creating.catch(() => {});
+      await rx.waitFor(url, 60, 60000);
+      process.kill(pid, 'SIGKILL');
+      killedAt = Date.now();
+      const atKill = rx.at(url).length;
+      await waitGone(pid, 5000);
+      await creating;
+      assert.ok(atKill < 500, `the kill came too late to test anything (${atKill} received)`);
+      // Attempts cut off by the kill: received but not answered before it.
+      const cut = rx.at(url).filter((r) => r.receivedAt <= killedAt && !(r.answeredAt && r.answeredAt < killedAt));
+      t.diagnostic(`received at the kill: ${atKill}; in flight: ${cut.length}`);
+      assert.ok(cut.length > 0, 'no attempt was in flight at the kill');
+      await sleep(1000);
+      const late = rx.at(url).filter((r) => r.receivedAt > killedAt + 300);
+      assert.equal(late.length, 0, 'requests arrived while no deliverer ran');
+    } finally {
+      ensureDeliverer();
+    }
+
+    const expected = eventIdsOfTenant(ten.t1, CREATED);
+    assert.equal(expected.length, 500);
+    // Leases of the killed deliverer expire (attempt timeout + 20 s) and
+    // those deliveries go out again.
+    await waitUntil(() => {
+      const got = new Set(rx.at(url).map((r) => r.headers['webhook-id']));
+      return expected.every((id) => got.has(id));
+    }, 120000, () => progress(url, expected));
+    await sleep(1000);
+    const counts = verifyAll(sub.secret, rx.at(url), storedBodies(ten.t1));
+    assert.deepEqual(sorted(counts.keys()), sorted(expected));
+    const dups = [...counts.values()].filter((n) => n > 1).length;
+    t.diagnostic(`requests: ${rx.at(url).length}; events sent more than once: ${dups}`);
+
+    // Every delivery record ends succeeded; one per event.
+    const records = await waitUntil(async () => {
+      const list = await listDeliveries(ten.k1, sub.id);
+      return list.length === 500 && list.every((d) => d.status === 'succeeded') && list;
+    }, 30000, 'all 500 delivery records to succeed');
+    assert.deepEqual(sorted(records.map((d) => d.eventId)), sorted(expected));
+  });
+
+  test('SIGTERM lets attempts in flight finish and record, starts no new ones, and exits within 12 s', { timeout: 120000 }, async (t) => {
+    const ten = newTenant();
+    const url = rx.url(uniq('term'));
+    rx.setDefault(url, { status: 200, delayMs: 3000 });
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    const pid = delivererPid(VAR);
+    assert.ok(alive(pid), `the deliverer (pid ${pid}) is not running`);
+
+    let inflight;
+    let termAt;
+    try {
+      await burst(ten.k1, ten.q1, 40);
+      await waitUntil(() => rx.at(url).filter((r) => r.answeredAt === null).length >= 8, 20000,
+        'attempts in flight');
+      process.kill(pid, 'SIGTERM');
+      termAt = Date.now();
+      inflight = rx.at(url).filter((r) => r.answeredAt === null);
+      await waitGone(pid, 15000);
+      const took = Date.now() - termAt;
+      t.diagnostic(`in flight at SIGTERM: ${inflight.length}; exited after ${took} ms`);
+      assert.ok(took <= 12000, `exited ${took} ms after SIGTERM`);
+      // Drained: the attempts in flight were answered and recorded.
+      for (const r of inflight) assert.equal(r.answered, 200, 'an attempt in flight was cut off');
+      const late = rx.at(url).filter((r) => r.receivedAt > termAt + 300);
+      assert.equal(late.length, 0, `${late.length} attempts started after SIGTERM`);
+      const records = await listDeliveries(ten.k1, sub.id);
+      const byEvent = new Map(records.map((d) => [d.eventId, d]));
+      for (const r of inflight) {
+        const d = byEvent.get(r.headers['webhook-id']);
+        assert.ok(d, `no delivery record for ${r.headers['webhook-id']}`);
+        assert.equal(d.status, 'succeeded', `attempt in flight at SIGTERM recorded as ${d.status}`);
+        assert.equal(d.attemptCount, 1);
+      }
+      const leased = sql(`SELECT COUNT(*) FROM deliveries WHERE subscription_id = '${sub.id}' AND lease_owner IS NOT NULL`);
+      assert.equal(leased[0][0], '0', 'leases left behind by a clean stop');
+    } finally {
+      ensureDeliverer();
+    }
+
+    // The rest goes out after the restart; what was recorded is not resent.
+    const expected = eventIdsOfTenant(ten.t1, CREATED);
+    assert.equal(expected.length, 40);
+    await waitUntil(() => {
+      const got = new Set(rx.at(url).map((r) => r.headers['webhook-id']));
+      return expected.every((id) => got.has(id));
+    }, 60000, () => progress(url, expected));
+    await sleep(500);
+    const counts = verifyAll(sub.secret, rx.at(url), storedBodies(ten.t1));
+    assert.deepEqual(sorted(counts.keys()), sorted(expected));
+    for (const r of inflight) {
+      assert.equal(counts.get(r.headers['webhook-id']), 1, `${r.headers['webhook-id']} was sent again`);
+    }
+  });
+});
