@@ -43,6 +43,10 @@ classify(unsigned e)
 		return WL_ERR_BUSY;
 	case ER_LOCK_DEADLOCK:
 	case 1180: /* ER_ERROR_DURING_COMMIT (Galera) */
+	/* A savepoint gone: the transaction was rolled back under us (a
+	 * Galera brute-force abort reaches ROLLBACK TO SAVEPOINT this way;
+	 * the service defines no stored routines). */
+	case ER_SP_DOES_NOT_EXIST:
 		return WL_ERR_DB_RETRY;
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
@@ -61,6 +65,8 @@ classify(unsigned e)
 		return WL_ERR_DB;
 	}
 }
+
+static void backoff(unsigned attempt);
 
 static void
 close_conn(struct wl_db *db)
@@ -299,10 +305,14 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 
 	if ((rc = ensure(db)) != WL_OK)
 		return rc;
-	if ((s = prepared(db, id)) == NULL)
-		return classify(db->last_errno) == WL_ERR_DB_GONE
-			   ? WL_ERR_DB_GONE
-			   : WL_ERR_DB;
+	/* A prepare meets what a statement meets: under Galera, a
+	 * transaction aborted by a conflicting write set fails its next
+	 * command, whatever it is, with a deadlock (retry the transaction). */
+	if ((s = prepared(db, id)) == NULL) {
+		rc = classify(db->last_errno);
+		return rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ? rc
+								   : WL_ERR_DB;
+	}
 	if (nargs > MAX_ARGS || nargs != mysql_stmt_param_count(s)) {
 		snprintf(db->err, sizeof(db->err),
 			 "statement %d: %zu arguments for %lu parameters",
@@ -370,6 +380,7 @@ wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	    size_t nargs, struct wl_rows **rows, unsigned long long *affected)
 {
 	int had_conn = db->conn != NULL, in_txn = db->in_txn, rc;
+	unsigned attempt;
 
 	if (rows)
 		*rows = NULL;
@@ -378,6 +389,14 @@ wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	 * once, unless a transaction was under way on it. */
 	if (rc == WL_ERR_DB_GONE && had_conn && !in_txn)
 		rc = exec_once(db, id, args, nargs, rows, affected);
+	/* An autocommit statement that lost a deadlock or a Galera
+	 * certification conflict was rolled back whole: run it again, like
+	 * wl_db_txn() (Galera's wsrep_retry_autocommit tries only once). */
+	for (attempt = 1; rc == WL_ERR_DB_RETRY && !in_txn && attempt < 4;
+	     attempt++) {
+		backoff(attempt);
+		rc = exec_once(db, id, args, nargs, rows, affected);
+	}
 	/*
 	 * Ids are ASCII columns: a client's non-ASCII value cannot be
 	 * compared with them ("illegal mix of collations"), and can never
