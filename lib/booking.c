@@ -268,13 +268,8 @@ reschedule_parse(struct wl_ctx *ctx, const cJSON *body, int64_t *at,
 		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 				      "scheduledFor must be an ISO 8601 "
 				      "timestamp with a UTC offset"), -1;
-	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
-			 version) != 1) {
-		if (ctx->resp->status == 0)
-			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "expectedVersion is required");
+	if (wl_field_version(ctx, body, version) < 0)
 		return -1;
-	}
 	return 0;
 }
 
@@ -389,13 +384,8 @@ wl_h_booking_cancel(struct wl_ctx *ctx)
 			       "statuses");
 		goto out;
 	}
-	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
-			 &version) != 1) {
-		if (ctx->resp->status == 0)
-			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "expectedVersion is required");
+	if (wl_field_version(ctx, body, &version) < 0)
 		goto out;
-	}
 	if ((rc = lock_booking(ctx, &e)) != 0) {
 		rc = rc < 0 ? WL_OK : rc;
 		goto out;

@@ -107,15 +107,28 @@ load_children(struct wl_ctx *ctx, const struct wl_rows *rows, size_t n,
 	return rc;
 }
 
+struct children {
+	struct wl_rows *services, *fields;
+};
+
+static cJSON *
+business_item(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r,
+	      void *arg)
+{
+	const struct children *c = arg;
+
+	(void)ctx;
+	return business_json(rows, r, c->services, c->fields);
+}
+
 /* GET /waitlist/businesses */
 int
 wl_h_business_list(struct wl_ctx *ctx)
 {
-	struct wl_rows *rows = NULL, *services = NULL, *fields = NULL;
+	struct wl_rows *rows = NULL;
+	struct children c = {NULL, NULL};
 	const struct wl_key *k = &ctx->key;
 	char pos[WL_ID_MAX * 2];
-	cJSON *root = NULL, *a;
-	size_t n, r;
 	int limit, rc;
 
 	if (wl_page_params(ctx, "", &limit, pos, sizeof(pos)) < 0)
@@ -126,26 +139,17 @@ wl_h_business_list(struct wl_ctx *ctx)
 				  SQL_STR(k->queue_json),
 				  SQL_STR(k->queue_json), SQL_INT(limit + 1)),
 			 &rows, NULL);
-	if (rc != WL_OK)
-		goto out;
-	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
-	if ((rc = load_children(ctx, rows, n, &services, &fields)) != WL_OK)
-		goto out;
-	root = cJSON_CreateObject();
-	a = cJSON_AddArrayToObject(root, "businesses");
-	for (r = 0; r < n; r++)
-		cJSON_AddItemToArray(a, business_json(rows, r, services, fields));
-	rc = wl_page_next(ctx, root, "",
-			  rows->nrows > n ? wl_rows_str(rows, n - 1, 0) : NULL);
-	if (rc == WL_OK) {
-		rc = wl_reply_json(ctx, 200, root);
-		root = NULL;
-	}
-out:
-	cJSON_Delete(root);
+	if (rc == WL_OK)
+		rc = load_children(ctx, rows,
+				   rows->nrows > (size_t)limit ? (size_t)limit
+							       : rows->nrows,
+				   &c.services, &c.fields);
+	if (rc == WL_OK)
+		rc = wl_page_reply(ctx, rows, limit, "businesses", "", -1, 0,
+				   business_item, &c);
 	wl_rows_free(rows);
-	wl_rows_free(services);
-	wl_rows_free(fields);
+	wl_rows_free(c.services);
+	wl_rows_free(c.fields);
 	return rc;
 }
 

@@ -153,3 +153,55 @@ wl_page_next(const struct wl_ctx *ctx, cJSON *root, const char *filters,
 	cJSON_AddStringToObject(root, "nextCursor", cur);
 	return WL_OK;
 }
+
+/*
+ * Reply with one page of a list: the first `limit` rows of rows (fetched
+ * with limit + 1, so that one more tells there is a next page) made into
+ * items by make (NULL skips a row), as the array name, and nextCursor
+ * after the last row shown: its column id_col, prefixed by column ts_col
+ * and "|" when ts_col >= 0.
+ */
+int
+wl_page_reply(struct wl_ctx *ctx, const struct wl_rows *rows, int limit,
+	      const char *name, const char *filters, int ts_col, int id_col,
+	      wl_page_item make, void *arg)
+{
+	size_t n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows, r;
+	cJSON *root = cJSON_CreateObject(), *a, *item;
+	char next[2 * WL_ID_MAX + 32];
+	int rc;
+
+	a = cJSON_AddArrayToObject(root, name);
+	for (r = 0; r < n; r++)
+		if ((item = make(ctx, rows, r, arg)) != NULL)
+			cJSON_AddItemToArray(a, item);
+	if (rows->nrows > n && ts_col >= 0)
+		snprintf(next, sizeof(next), "%s|%s",
+			 wl_rows_str(rows, n - 1, (size_t)ts_col),
+			 wl_rows_str(rows, n - 1, (size_t)id_col));
+	else if (rows->nrows > n)
+		snprintf(next, sizeof(next), "%s",
+			 wl_rows_str(rows, n - 1, (size_t)id_col));
+	rc = wl_page_next(ctx, root, filters, rows->nrows > n ? next : NULL);
+	if (rc != WL_OK) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	return wl_reply_json(ctx, 200, root);
+}
+
+/* Split a "ts|id" position in place; an empty one starts before every
+ * row (ts -1, id ""). */
+void
+wl_page_after(char *pos, long long *ts, const char **id)
+{
+	char *bar = strchr(pos, '|');
+
+	*ts = -1;
+	*id = "";
+	if (bar == NULL)
+		return;
+	*bar = '\0';
+	*ts = strtoll(pos, NULL, 10);
+	*id = bar + 1;
+}

@@ -159,18 +159,24 @@ wl_h_entry_get(struct wl_ctx *ctx)
 	return wl_entry_reply(ctx, ctx->param[0], 200);
 }
 
+static cJSON *
+entry_item(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r,
+	   void *arg)
+{
+	(void)arg;
+	return wl_entry_json(ctx, rows, r);
+}
+
 /* GET /waitlist/entries?externalReference=&cursor=&limit= */
 int
 wl_h_entry_list(struct wl_ctx *ctx)
 {
 	const struct wl_key *k = &ctx->key;
 	struct wl_rows *rows = NULL;
-	char ext[300], filters[320], pos[128], next[128], *bar;
-	long long after_ts = -1;
-	const char *after_id = "";
-	cJSON *root, *a;
+	char ext[300], filters[320], pos[128];
+	long long after_ts;
+	const char *after_id;
 	int limit, rc, has_ext;
-	size_t n, r;
 
 	has_ext = wl_query_get(ctx->http->query, "externalReference", ext,
 			       sizeof(ext));
@@ -182,11 +188,7 @@ wl_h_entry_list(struct wl_ctx *ctx)
 		 has_ext ? ext : "");
 	if (wl_page_params(ctx, filters, &limit, pos, sizeof(pos)) < 0)
 		return WL_OK;
-	if (*pos && (bar = strchr(pos, '|')) != NULL) {
-		*bar = '\0';
-		after_ts = strtoll(pos, NULL, 10);
-		after_id = bar + 1;
-	}
+	wl_page_after(pos, &after_ts, &after_id);
 	if (has_ext)
 		rc = wl_sql_exec(
 		    ctx->app->db, STMT_ENTRY_LIST_EXTREF,
@@ -207,22 +209,9 @@ wl_h_entry_list(struct wl_ctx *ctx)
 			     SQL_STR(k->queue_json), SQL_STR(k->queue_json),
 			     SQL_INT(limit + 1)),
 		    &rows, NULL);
-	if (rc != WL_OK)
-		return rc;
-	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
-	root = cJSON_CreateObject();
-	a = cJSON_AddArrayToObject(root, "entries");
-	for (r = 0; r < n; r++)
-		cJSON_AddItemToArray(a, wl_entry_json(ctx, rows, r));
-	if (rows->nrows > n)
-		snprintf(next, sizeof(next), "%s|%s",
-			 wl_rows_str(rows, n - 1, 18),
-			 wl_rows_str(rows, n - 1, 0));
-	rc = wl_page_next(ctx, root, filters, rows->nrows > n ? next : NULL);
+	if (rc == WL_OK)
+		rc = wl_page_reply(ctx, rows, limit, "entries", filters, 18, 0,
+				   entry_item, NULL);
 	wl_rows_free(rows);
-	if (rc != WL_OK) {
-		cJSON_Delete(root);
-		return rc;
-	}
-	return wl_reply_json(ctx, 200, root);
+	return rc;
 }

@@ -359,13 +359,8 @@ wl_h_entry_status(struct wl_ctx *ctx)
 			       "completed, cancelled, no_show");
 		goto out;
 	}
-	if (wl_field_int(ctx, body, "expectedVersion", 1, 2147483647,
-			 &version) != 1) {
-		if (ctx->resp->status == 0)
-			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "expectedVersion is required");
+	if (wl_field_version(ctx, body, &version) < 0)
 		goto out;
-	}
 	if ((rc = wl_entry_lock(ctx, ctx->param[0], &e)) != 0) {
 		rc = rc < 0 ? WL_OK : rc;
 		goto out;
@@ -409,13 +404,8 @@ edit_parse(struct wl_ctx *ctx, struct edit *ed)
 
 	if (wl_body_only(ctx, b, keys) < 0)
 		return -1;
-	if (wl_field_int(ctx, b, "expectedVersion", 1, 2147483647,
-			 &ed->version) != 1) {
-		if (ctx->resp->status == 0)
-			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "expectedVersion is required");
+	if (wl_field_version(ctx, b, &ed->version) < 0)
 		return -1;
-	}
 	for (i = 0; editable[i]; i++)
 		any |= has(b, editable[i]);
 	if (!any)

@@ -436,6 +436,12 @@ int wl_page_params(struct wl_ctx *, const char *filters, int *limit,
 		   char *pos, size_t possz);
 int wl_page_next(const struct wl_ctx *, cJSON *root, const char *filters,
 		 const char *position);
+typedef cJSON *(*wl_page_item)(const struct wl_ctx *, const struct wl_rows *,
+			       size_t r, void *arg);
+int wl_page_reply(struct wl_ctx *, const struct wl_rows *, int limit,
+		  const char *name, const char *filters, int ts_col,
+		  int id_col, wl_page_item, void *arg);
+void wl_page_after(char *pos, long long *ts, const char **id);
 
 /* Handlers. */
 int wl_h_me(struct wl_ctx *);
@@ -538,6 +544,7 @@ int wl_field_phone(struct wl_ctx *, const cJSON *, const char **out);
 int wl_field_int(struct wl_ctx *, const cJSON *, const char *name,
 		 long long min, long long max, long long *out);
 int wl_field_consent(struct wl_ctx *, const cJSON *, cJSON **out);
+int wl_field_version(struct wl_ctx *, const cJSON *, long long *version);
 int wl_queue_fields(struct wl_ctx *, const char *queue_id, struct wl_rows **);
 int wl_custom_data_merge(struct wl_ctx *, const char *queue_id, cJSON *data,
 			 const cJSON *patch);

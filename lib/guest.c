@@ -154,6 +154,19 @@ wl_field_int(struct wl_ctx *ctx, const cJSON *obj, const char *name,
 	return 1;
 }
 
+/* The required expectedVersion (an integer >= 1); 0 or -1 after a 400. */
+int
+wl_field_version(struct wl_ctx *ctx, const cJSON *obj, long long *version)
+{
+	int rc = wl_field_int(ctx, obj, "expectedVersion", 1, 2147483647,
+			      version);
+
+	if (rc == 0)
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "expectedVersion is required");
+	return rc == 1 ? 0 : -1;
+}
+
 /*
  * smsConsent {source, consentedAt (UTC), disclosureVersion}.  Returns 0
  * absent, 1 with *out a normalized copy (caller frees), -1 after 400.

@@ -400,14 +400,21 @@ out:
 	return rc;
 }
 
+static cJSON *
+sub_item(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r,
+	 void *arg)
+{
+	(void)arg;
+	return row_covered(&ctx->key, rows, r) ? sub_json(rows, r, NULL)
+					       : NULL;
+}
+
 /* GET /webhooks/subscriptions */
 int
 wl_h_sub_list(struct wl_ctx *ctx)
 {
 	struct wl_rows *rows = NULL;
 	char pos[WL_ID_MAX * 2];
-	cJSON *root, *a;
-	size_t n, r;
 	int limit, rc;
 
 	if (wl_page_params(ctx, "", &limit, pos, sizeof(pos)) < 0)
@@ -416,22 +423,11 @@ wl_h_sub_list(struct wl_ctx *ctx)
 			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(pos),
 				  SQL_INT(limit + 1)),
 			 &rows, NULL);
-	if (rc != WL_OK)
-		return rc;
-	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
-	root = cJSON_CreateObject();
-	a = cJSON_AddArrayToObject(root, "subscriptions");
-	for (r = 0; r < n; r++)
-		if (row_covered(&ctx->key, rows, r))
-			cJSON_AddItemToArray(a, sub_json(rows, r, NULL));
-	rc = wl_page_next(ctx, root, "",
-			  rows->nrows > n ? wl_rows_str(rows, n - 1, S_ID) : NULL);
+	if (rc == WL_OK)
+		rc = wl_page_reply(ctx, rows, limit, "subscriptions", "", -1,
+				   S_ID, sub_item, NULL);
 	wl_rows_free(rows);
-	if (rc != WL_OK) {
-		cJSON_Delete(root);
-		return rc;
-	}
-	return wl_reply_json(ctx, 200, root);
+	return rc;
 }
 
 /* GET /webhooks/subscriptions/{id} */
@@ -540,17 +536,24 @@ delivery_json(const struct wl_rows *rows, size_t r)
 	return o;
 }
 
+static cJSON *
+delivery_item(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r,
+	      void *arg)
+{
+	(void)ctx;
+	(void)arg;
+	return delivery_json(rows, r);
+}
+
 /* GET /webhooks/subscriptions/{id}/deliveries?status=&cursor=&limit= */
 int
 wl_h_delivery_list(struct wl_ctx *ctx)
 {
 	struct wl_rows *rows = NULL;
-	char status[16] = "", filters[32], pos[128], next[128], *bar;
-	const char *id = ctx->param[0], *after_id = "";
-	long long after = -1;
-	cJSON *root, *a;
+	char status[16] = "", filters[32], pos[128];
+	const char *id = ctx->param[0], *after_id;
+	long long after;
 	int limit, rc, has;
-	size_t n, r;
 
 	has = wl_query_get(ctx->http->query, "status", status, sizeof(status));
 	if (has < 0 || (has && strcmp(status, "pending") &&
@@ -564,11 +567,7 @@ wl_h_delivery_list(struct wl_ctx *ctx)
 	if ((rc = sub_load(ctx, id, &rows)) != 0)
 		return rc < 0 ? WL_OK : rc;
 	wl_rows_free(rows);
-	if ((bar = strchr(pos, '|')) != NULL) {
-		*bar = '\0';
-		after = strtoll(pos, NULL, 10);
-		after_id = bar + 1;
-	}
+	wl_page_after(pos, &after, &after_id);
 	if (has)
 		rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_PAGE_STATUS,
 				 SQL_ARGS(SQL_STR(id), SQL_STR(status),
@@ -581,24 +580,11 @@ wl_h_delivery_list(struct wl_ctx *ctx)
 					  SQL_INT(after), SQL_STR(after_id),
 					  SQL_INT(limit + 1)),
 				 &rows, NULL);
-	if (rc != WL_OK)
-		return rc;
-	n = rows->nrows > (size_t)limit ? (size_t)limit : rows->nrows;
-	root = cJSON_CreateObject();
-	a = cJSON_AddArrayToObject(root, "deliveries");
-	for (r = 0; r < n; r++)
-		cJSON_AddItemToArray(a, delivery_json(rows, r));
-	if (rows->nrows > n)
-		snprintf(next, sizeof(next), "%s|%s",
-			 wl_rows_str(rows, n - 1, D_CREATED),
-			 wl_rows_str(rows, n - 1, D_ID));
-	rc = wl_page_next(ctx, root, filters, rows->nrows > n ? next : NULL);
+	if (rc == WL_OK)
+		rc = wl_page_reply(ctx, rows, limit, "deliveries", filters,
+				   D_CREATED, D_ID, delivery_item, NULL);
 	wl_rows_free(rows);
-	if (rc != WL_OK) {
-		cJSON_Delete(root);
-		return rc;
-	}
-	return wl_reply_json(ctx, 200, root);
+	return rc;
 }
 
 /* POST /webhooks/deliveries/{deliveryId}/retry: one more attempt now,
