@@ -346,11 +346,11 @@ wl_h_booking_reschedule(struct wl_ctx *ctx)
 	wl_json_add_ts(data, "scheduledFor", at);
 	wl_json_add_ts(data, "previousScheduledFor", wl_rows_int(e, 0, 7));
 	wl_events_add(&ev, WL_EV_BOOKING_RESCHEDULED, data);
-	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
-			     wl_rows_str(e, 0, 2), q.id, wl_rows_str(e, 0, 0),
-			     version + 1, now);
-	if (rc == WL_OK)
-		rc = wl_entry_reply(ctx, wl_rows_str(e, 0, 0), 200);
+	/* Reply first: the event sequence is locked only at the end. */
+	if ((rc = wl_entry_reply(ctx, wl_rows_str(e, 0, 0), 200)) == WL_OK)
+		rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+				     wl_rows_str(e, 0, 2), q.id,
+				     wl_rows_str(e, 0, 0), version + 1, now);
 out:
 	wl_events_clear(&ev);
 	wl_queue_clear(&q);

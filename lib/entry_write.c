@@ -108,10 +108,14 @@ wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
 		wl_json_add_str(data, "bookingId", wl_rows_str(e, 0, L_BOOKING));
 		wl_events_add(&ev, WL_EV_BOOKING_CANCELLED, data);
 	}
-	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
-			     wl_rows_str(e, 0, L_BUSINESS),
-			     wl_rows_str(e, 0, L_QUEUE), id, version + 1, now);
-	return rc == WL_OK ? wl_entry_reply(ctx, id, 200) : rc;
+	/* Reply first: the event sequence is locked only at the end. */
+	if ((rc = wl_entry_reply(ctx, id, 200)) != WL_OK) {
+		wl_events_clear(&ev);
+		return rc;
+	}
+	return wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+			       wl_rows_str(e, 0, L_BUSINESS),
+			       wl_rows_str(e, 0, L_QUEUE), id, version + 1, now);
 }
 
 /* The fields of a creation request, validated. */
@@ -264,9 +268,16 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 		wl_json_add_ts(data, "scheduledFor", c->at);
 		wl_events_add(&ev, WL_EV_BOOKING_CREATED, data);
 	}
-	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
-			     q->business_id, q->id, id, 1, now);
-	return rc == WL_OK ? wl_entry_reply(ctx, id, 201) : rc;
+	/* The reply is read before the tenant's hot rows (the monthly
+	 * guest count, the event sequence) are locked, so those locks are
+	 * held only for the last few statements. */
+	if ((rc = wl_entry_reply(ctx, id, 201)) != WL_OK ||
+	    (rc = allowance(ctx, now)) != 0) {
+		wl_events_clear(&ev);
+		return rc;
+	}
+	return wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+			       q->business_id, q->id, id, 1, now);
 }
 
 /* POST /waitlist/entries */
@@ -317,10 +328,8 @@ wl_h_entry_create(struct wl_ctx *ctx)
 			       "this line is not taking walk-ins now");
 		goto out;
 	}
-	if ((rc = allowance(ctx, now)) != 0)
-		goto done;
 	rc = create_write(ctx, &q, &c, custom_text, end, now);
-	goto out;
+	goto done;
 done:
 	if (rc < 0)
 		rc = WL_OK; /* the 4xx reply has been made */
@@ -512,11 +521,14 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 			cJSON_AddItemToArray(changed,
 					     cJSON_CreateString(editable[i]));
 	wl_events_add(&ev, WL_EV_ENTRY_UPDATED, data);
-	rc = wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
-			     wl_rows_str(e, 0, L_BUSINESS),
-			     wl_rows_str(e, 0, L_QUEUE), id, ed->version + 1,
-			     now);
-	return rc == WL_OK ? wl_entry_reply(ctx, id, 200) : rc;
+	if ((rc = wl_entry_reply(ctx, id, 200)) != WL_OK) {
+		wl_events_clear(&ev);
+		return rc;
+	}
+	return wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
+			       wl_rows_str(e, 0, L_BUSINESS),
+			       wl_rows_str(e, 0, L_QUEUE), id, ed->version + 1,
+			       now);
 }
 
 /* PATCH /waitlist/entries/{entryId}: checks in order: the body (400),

@@ -220,16 +220,13 @@ wl_field_consent(struct wl_ctx *ctx, const cJSON *obj, cJSON **out)
 	return 1;
 }
 
-/* The public custom fields of a line. */
+/* The public custom fields of one line, in display order. */
 int
 wl_queue_fields(struct wl_ctx *ctx, const char *queue_id,
 		struct wl_rows **rows)
 {
-	char ids[WL_ID_MAX + 8];
-
-	snprintf(ids, sizeof(ids), "[\"%s\"]", queue_id);
-	return wl_sql_exec(ctx->app->db, STMT_QUEUE_FIELDS,
-			   SQL_ARGS(SQL_STR(ids)), rows, NULL);
+	return wl_sql_exec(ctx->app->db, STMT_LINE_FIELDS,
+			   SQL_ARGS(SQL_STR(queue_id)), rows, NULL);
 }
 
 static int

@@ -172,6 +172,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"FROM " ID_TABLE("qid") " JOIN queue_custom_fields qf ON "
 	"qf.queue_id = jt.qid JOIN custom_fields f ON f.id = qf.field_id "
 	"WHERE f.is_public = 1 ORDER BY qf.queue_id, qf.position",
+    [STMT_LINE_FIELDS] =
+	"SELECT qf.queue_id, f.id, f.label, f.type, f.required, f.options "
+	"FROM queue_custom_fields qf JOIN custom_fields f ON f.id = "
+	"qf.field_id WHERE qf.queue_id = ? AND f.is_public = 1 ORDER BY "
+	"qf.position",
     [STMT_QUEUE_STATS] =
 	"SELECT (SELECT COUNT(*) FROM entries WHERE queue_id = ? AND status "
 	"IN ('waiting', 'ready', 'confirmed')), (SELECT "
