@@ -40,14 +40,26 @@ struct xfer {
 	int refused; /* the connected address broke the destination policy */
 };
 
+/* A claimed delivery waiting for its endpoint to have room. */
+struct waiting {
+	struct wl_send send;
+	int64_t claimed;
+};
+
 struct loop {
 	struct wl_app *app;
 	const struct wl_config *cfg;
 	CURLM *multi;
 	char owner[48];
-	struct xfer **xfers;
+	struct xfer **xfers;	/* in flight */
 	size_t n, cap;
+	struct waiting *wait;	/* claimed, not started yet */
+	size_t nwait;
 };
+
+/* A claimed delivery may wait this long for room; then it goes back
+ * (its lease lasts the attempt timeout plus 20 s). */
+#define WAIT_MS 10000
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -144,6 +156,9 @@ start(struct loop *l, const struct wl_send *s)
 			 (long)l->cfg->timeout_seconds * 1000L);
 	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* No proxy, whatever the environment says: the address on_prereq
+	 * checks must be the destination's own. */
+	curl_easy_setopt(x->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
@@ -191,29 +206,65 @@ finish(struct loop *l, struct xfer *x, CURLcode code)
 	xfer_free(x);
 }
 
-/* Fan out and claim what can start now.  Returns how many started. */
+/*
+ * Start what waits, in claim order, wherever its endpoint has room; give
+ * back what waited too long, or everything when stopping.  Returns how
+ * many started.
+ */
+static size_t
+start_waiting(struct loop *l, int give_back_all)
+{
+	int64_t now = wl_clock_ms();
+	size_t i, kept = 0, started = 0;
+
+	for (i = 0; i < l->nwait; i++) {
+		struct waiting *w = &l->wait[i];
+		if (give_back_all || now - w->claimed > WAIT_MS) {
+			wl_deliver_release(l->app, l->owner, &w->send);
+			wl_sends_free(&w->send, 1);
+		} else if (host_busy(l, w->send.host) <
+			   l->cfg->deliverer_per_endpoint) {
+			if (start(l, &w->send) == 0)
+				started++;
+		} else
+			l->wait[kept++] = *w;
+	}
+	l->nwait = kept;
+	return started;
+}
+
+/*
+ * Fan out, claim as many deliveries as there is room for overall, and
+ * start them.  A claimed delivery whose endpoint is at its limit waits
+ * here rather than going back at once, which would cost a commit each.
+ * Returns how many started.
+ */
 static size_t
 feed(struct loop *l)
 {
 	struct wl_send *sends = NULL;
-	size_t n = 0, i, started = 0;
-	unsigned room = l->cfg->deliverer_concurrency - (unsigned)l->n;
+	size_t n = 0, i;
+	unsigned busy = (unsigned)(l->n + l->nwait);
+	unsigned room = l->cfg->deliverer_concurrency > busy
+			    ? l->cfg->deliverer_concurrency - busy
+			    : 0;
+	struct waiting *nw;
 	long created;
 
-	if (wl_deliver_fanout(l->app, &created) != 0)
-		return 0;
-	if (room == 0 || wl_deliver_claim(l->app, l->owner, room, &sends, &n))
-		return 0;
+	if (wl_deliver_fanout(l->app, &created) != 0 || room == 0 ||
+	    wl_deliver_claim(l->app, l->owner, room, &sends, &n) != 0 ||
+	    (nw = realloc(l->wait, (l->nwait + n + 1) * sizeof(*nw))) == NULL) {
+		wl_sends_free(sends, n);
+		free(sends);
+		return start_waiting(l, 0);
+	}
+	l->wait = nw;
 	for (i = 0; i < n; i++) {
-		if (host_busy(l, sends[i].host) >=
-		    l->cfg->deliverer_per_endpoint) {
-			wl_deliver_release(l->app, l->owner, &sends[i]);
-			wl_sends_free(&sends[i], 1);
-		} else if (start(l, &sends[i]) == 0)
-			started++;
+		l->wait[l->nwait].send = sends[i];
+		l->wait[l->nwait++].claimed = wl_clock_ms();
 	}
 	free(sends);
-	return started;
+	return start_waiting(l, 0);
 }
 
 static void
@@ -272,7 +323,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", l.owner);
 	for (;;) {
-		size_t started = stopping ? 0 : feed(&l);
+		size_t started = stopping ? start_waiting(&l, 1) : feed(&l);
 		curl_multi_perform(l.multi, &running);
 		while ((msg = curl_multi_info_read(l.multi, &running)) != NULL) {
 			struct xfer *x = NULL;
@@ -291,6 +342,7 @@ main(int argc, char *argv[])
 	}
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
 	free(l.xfers);
+	free(l.wait);
 	curl_multi_cleanup(l.multi);
 	curl_global_cleanup();
 	wl_app_free(l.app);

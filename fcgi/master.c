@@ -170,11 +170,16 @@ static int
 open_socket(const char *path)
 {
 	struct stat st;
+	mode_t mask;
 	int fd;
 
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(path);
-	if ((fd = FCGX_OpenSocket(path, 1024)) < 0)
+	/* Created 0660 at once: no moment in which others may connect. */
+	mask = umask(0117);
+	fd = FCGX_OpenSocket(path, 1024);
+	umask(mask);
+	if (fd < 0)
 		return -1;
 	/* The web server's group may connect; nobody else. */
 	if (chmod(path, 0660) != 0) {

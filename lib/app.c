@@ -138,5 +138,6 @@ wl_app_free(struct wl_app *app)
 		return;
 	wl_db_free(app->db);
 	free(app->openapi);
+	explicit_bzero(app->secret, sizeof(app->secret));
 	free(app);
 }

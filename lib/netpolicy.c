@@ -62,16 +62,25 @@ wl_addr_private(const char *ip)
 		       (a[0] == 169 && a[1] == 254) ||
 		       (a[0] == 100 && (a[1] & 0xc0) == 64) || a[0] >= 224;
 	if (inet_pton(AF_INET6, ip, a) == 1) {
-		static const unsigned char zero[16], v4map[12] = {
-		    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-		if (memcmp(a, v4map, 12) == 0) {
-			char v4[INET_ADDRSTRLEN];
-			inet_ntop(AF_INET, a + 12, v4, sizeof(v4));
-			return wl_addr_private(v4);
+		static const unsigned char zero[12], v4map[12] = {
+		    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff},
+		    nat64[12] = {0, 0x64, 0xff, 0x9b};
+		const unsigned char *v4 = NULL;
+		char text[INET_ADDRSTRLEN];
+
+		/* Addresses that lead to an IPv4 one are judged by it:
+		 * mapped, compatible (:: and ::1 included), NAT64, 6to4. */
+		if (memcmp(a, v4map, 12) == 0 || memcmp(a, zero, 12) == 0 ||
+		    memcmp(a, nat64, 12) == 0)
+			v4 = a + 12;
+		else if (a[0] == 0x20 && a[1] == 0x02)
+			v4 = a + 2;
+		if (v4) {
+			inet_ntop(AF_INET, v4, text, sizeof(text));
+			return wl_addr_private(text);
 		}
-		return memcmp(a, zero, 15) == 0 ||  /* :: and ::1 */
-		       (a[0] & 0xfe) == 0xfc ||	    /* unique local */
-		       (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) ||
+		return (a[0] & 0xfe) == 0xfc ||		/* unique local */
+		       (a[0] == 0xfe && (a[1] & 0x80)) || /* link, site local */
 		       a[0] == 0xff;
 	}
 	return 1;

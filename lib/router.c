@@ -15,6 +15,7 @@
 #define F_PUBLIC 0x1	 /* no key needed */
 #define F_ANY_STATE 0x2	 /* answers whatever the tenant's eligibility */
 #define F_MUTATION 0x4	 /* runs under an Idempotency-Key */
+#define F_NO_BODY 0x8	 /* takes no body: empty, or {} at most */
 
 enum wl_route {
 	R_HEALTH,
@@ -92,15 +93,18 @@ static const struct route {
     [R_SUB_GET] = {WL_GET, "/webhooks/subscriptions/{}",
 		   WL_SCOPE_WEBHOOKS_READ, 0, wl_h_sub_get},
     [R_SUB_DELETE] = {WL_DELETE, "/webhooks/subscriptions/{}",
-		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_delete},
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION | F_NO_BODY,
+		      wl_h_sub_delete},
     [R_SUB_RESUME] = {WL_POST, "/webhooks/subscriptions/{}/resume",
-		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_resume},
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION | F_NO_BODY,
+		      wl_h_sub_resume},
     [R_SUB_ROTATE] = {WL_POST, "/webhooks/subscriptions/{}/rotate-secret",
-		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION, wl_h_sub_rotate},
+		      WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION | F_NO_BODY,
+		      wl_h_sub_rotate},
     [R_DELIVERY_LIST] = {WL_GET, "/webhooks/subscriptions/{}/deliveries",
 			 WL_SCOPE_WEBHOOKS_READ, 0, wl_h_delivery_list},
     [R_DELIVERY_RETRY] = {WL_POST, "/webhooks/deliveries/{}/retry",
-			  WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION,
+			  WL_SCOPE_WEBHOOKS_WRITE, F_MUTATION | F_NO_BODY,
 			  wl_h_delivery_retry},
     [R_ANALYTICS] = {WL_GET, "/analytics/queues/{}/summary",
 		     WL_SCOPE_ANALYTICS_READ, 0, wl_h_analytics_summary},
@@ -192,7 +196,11 @@ match(const char *pattern, const struct segments *sg, size_t from,
 		if (i == sg->n)
 			return 0;
 		if (n == 2 && strncmp(p, "{}", 2) == 0) {
-			if (*sg->seg[i] == '\0' || np == WL_MAX_PARAMS)
+			size_t len = strlen(sg->seg[i]);
+			/* The id columns compare PAD SPACE: "x " would find
+			 * the id "x", so it names nothing. */
+			if (len == 0 || sg->seg[i][len - 1] == ' ' ||
+			    np == WL_MAX_PARAMS)
 				return 0;
 			ctx->param[np++] = sg->seg[i];
 		} else if (strlen(sg->seg[i]) != n ||
@@ -312,6 +320,24 @@ rate_limit(struct wl_ctx *ctx, const struct route *rt)
 	return -1;
 }
 
+/* A body sent to a route that takes none must be at most {}: a
+ * malformed one is not ignored.  0 to go on, -1 after a 400 reply. */
+static int
+no_body(struct wl_ctx *ctx)
+{
+	static const char *const none[] = {NULL};
+	cJSON *body;
+	int rc;
+
+	if (ctx->http->body_len == 0)
+		return 0;
+	if ((body = wl_body_json(ctx)) == NULL)
+		return -1;
+	rc = wl_body_only(ctx, body, none);
+	cJSON_Delete(body);
+	return rc;
+}
+
 /* The checks of an authenticated request, in order; 0 to go on, else the
  * reply has been made. */
 static int
@@ -358,6 +384,8 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 			       "Content-Type must be application/json");
 		return -1;
 	}
+	if ((rt->flags & F_NO_BODY) && no_body(ctx) < 0)
+		return -1;
 	return 0;
 }
 
@@ -444,9 +472,13 @@ done:
 			       "the service is temporarily unavailable; retry "
 			       "later");
 	} else if (rc > 0) {
+		/* A database error names the server's error number only:
+		 * its message may quote guest values. */
 		wl_log(WL_LOG_ERROR, "\"msg\":\"handler failed\","
-		       "\"requestId\":\"%s\",\"error\":\"%s\"",
-		       resp->request_id, wl_strerror((enum wl_err)rc));
+		       "\"requestId\":\"%s\",\"error\":\"%s\","
+		       "\"dbErrno\":%u",
+		       resp->request_id, wl_strerror((enum wl_err)rc),
+		       rc == WL_ERR_DB ? wl_db_errno(app->db) : 0);
 		wl_reply_error(&ctx, WL_C_INTERNAL_ERROR, "internal error");
 	}
 out:

@@ -172,7 +172,8 @@ wl_iso_to_ms(const char *s, int64_t *ms)
 	       h * 3600 + mi * 60 + sec - oh * 3600 - om * 60) *
 		  1000 +
 	      frac;
-	return *ms < 0 ? -1 : 0;
+	/* Both ends print back in the four-digit-year response format. */
+	return *ms < 0 || *ms > 253402300799999LL ? -1 : 0;
 }
 
 /* "HH:MM" in 00:00..24:00; sets *minutes.  Returns 0 or -1. */

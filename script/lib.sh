@@ -5,6 +5,9 @@
 # Everything runs as the invoking user; root works too.
 
 WL_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The build whose fcgi/, deliverer/ and ctl/ binaries the stack runs: the
+# tree itself, or a copy built otherwise (script/test's sanitized build).
+WL_BIN=${WL_BIN:-$WL_REPO}
 WL_USER=$(id -un)
 # mariadbd and nginx live in /usr/sbin, which is not on a normal user's PATH.
 PATH=$PATH:/usr/sbin:/sbin
@@ -101,6 +104,27 @@ wl_build() {
 			wl_quietly autoreconf -fi || exit
 			# A half-written Makefile would make the next run skip this.
 			wl_quietly ./configure "${flags[@]}" || { rm -f Makefile; exit 1; }
+		fi
+		make -j2 -s
+	)
+}
+
+# wl_build_copy DIR [CONFIGURE-FLAGS...]: build a copy of the tree in DIR
+# with other flags.  automake allows no second build directory beside a
+# configured source tree, so the sources (tracked and new files alike)
+# are mirrored into DIR with their times, and make rebuilds only what
+# changed since the last copy.  Needs a git checkout.
+wl_build_copy() {
+	local dir=$1
+	shift
+	mkdir -p "$dir" || return
+	(cd "$WL_REPO" && git ls-files -co --exclude-standard -z |
+		tar --null -T - -cf -) | tar -C "$dir" -xf - || return
+	(
+		cd "$dir" || exit
+		if [ ! -f Makefile ]; then
+			wl_quietly autoreconf -fi || exit
+			wl_quietly ./configure "$@" || { rm -f Makefile; exit 1; }
 		fi
 		make -j2 -s
 	)
@@ -289,7 +313,7 @@ wl_fcgi_start() {
 	# A socket left by a killed run would look ready at once.
 	rm -f "$sock"
 	wl_spawn fcgi "$WL_VAR/log/fcgi.log" \
-		"$WL_REPO/fcgi/waitlist-fcgi" --config "$WL_VAR/waitlist.conf"
+		"$WL_BIN/fcgi/waitlist-fcgi" --config "$WL_VAR/waitlist.conf"
 	pid=$!
 	if ! wl_wait_until 10 wl_socket_ready "$pid" "$sock" || ! wl_alive "$pid"; then
 		wl_tail "$WL_VAR/log/fcgi.log"
@@ -303,7 +327,7 @@ wl_fcgi_stop() {
 
 # The deliverer is optional until it is built.
 wl_deliverer_start() {
-	local bin=$WL_REPO/deliverer/waitlist-deliverer pid
+	local bin=$WL_BIN/deliverer/waitlist-deliverer pid
 	[ -x "$bin" ] || return 0
 	wl_spawn deliverer "$WL_VAR/log/deliverer.log" "$bin" --config "$WL_VAR/waitlist.conf"
 	pid=$!
@@ -320,7 +344,7 @@ wl_deliverer_stop() {
 }
 
 wl_ctl() {
-	"$WL_REPO/ctl/waitlistctl" --config "$WL_VAR/waitlist.conf" "$@"
+	"$WL_BIN/ctl/waitlistctl" --config "$WL_VAR/waitlist.conf" "$@"
 }
 
 # Stops, newest first, whatever this shell started.  Safe to call twice.

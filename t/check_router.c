@@ -219,6 +219,25 @@ START_TEST(not_found_has_no_allow_header)
 }
 END_TEST
 
+START_TEST(id_ending_in_a_space_is_not_found)
+{
+	/* MariaDB would match "x " to the id "x" (PAD SPACE). */
+	ck_assert_int_eq(request("DELETE",
+				 "/v1/external/webhooks/subscriptions/whs_x%20",
+				 NULL, NULL),
+			 404);
+	assert_error(404, "not_found");
+	ck_assert_int_eq(request("GET", "/v1/external/waitlist/entries/ent_x ",
+				 NULL, NULL),
+			 404);
+	assert_error(404, "not_found");
+	/* Inside an id a space is no id either, but routes like any. */
+	ck_assert_int_eq(
+	    request("GET", "/v1/external/waitlist/entries/ent%20x", NULL, NULL),
+	    401);
+}
+END_TEST
+
 START_TEST(me_without_authorization_is_missing_api_key)
 {
 	ck_assert_int_eq(request("GET", "/v1/external/me", NULL, NULL), 401);
@@ -597,6 +616,7 @@ suite_router(void)
 	tcase_add_test(th, path_outside_the_base_is_not_found);
 	tcase_add_test(th, wrong_method_is_not_allowed_with_allow_header);
 	tcase_add_test(th, not_found_has_no_allow_header);
+	tcase_add_test(th, id_ending_in_a_space_is_not_found);
 	tcase_add_test(th, me_without_authorization_is_missing_api_key);
 	tcase_add_test(th, me_with_malformed_key_is_invalid_api_key);
 	tcase_add_test(th, well_formed_key_with_database_down_is_unavailable);

@@ -147,6 +147,7 @@ START_TEST(iso_bad_fields_are_refused)
 	    "2026-03-29T01:30:00+02:60",
 	    "1969-12-31T23:59:59Z",
 	    "1900-01-01T00:00:00Z",
+	    "9999-12-31T23:59:59.999-00:01", /* past the 4-digit years */
 	    "abcd-ef-ghTij:klZ",
 	};
 	size_t i;

@@ -1,0 +1,113 @@
+// Fault injection on the FastCGI socket itself: records no web server
+// would send, written by hand.  Whatever libfcgi makes of them, the
+// service keeps answering (GET /health right after), and a worker that
+// died is replaced by the master.  The socket is not world-writable: only
+// its owner and the web server's group can send such records at all.
+
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { api, sleep } from './lib.mjs';
+import { alive, fullPool, masterPid, workers } from './util-faults.mjs';
+
+const SOCKET = join(process.env.WL_VAR, 'run', 'fcgi.sock');
+
+const BEGIN_REQUEST = 1;
+const PARAMS = 4;
+const STDIN = 5;
+
+// One FastCGI record (request id 1, no padding).
+function record(type, content = Buffer.alloc(0)) {
+  const h = Buffer.from([1, type, 0, 1, (content.length >> 8) & 0xff, content.length & 0xff, 0, 0]);
+  return Buffer.concat([h, content]);
+}
+
+const begin = record(BEGIN_REQUEST, Buffer.from([0, 1, 0, 0, 0, 0, 0, 0])); // responder
+
+// A FastCGI name-value length: one byte below 128, else four.
+function len(n) {
+  if (n < 128) return Buffer.from([n]);
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE((n | 0x80000000) >>> 0);
+  return b;
+}
+
+// Writes bytes to the socket; resolves with what came back once the worker
+// closes the connection (or after ms).
+function send(bytes, ms = 3000) {
+  return new Promise((resolve) => {
+    const s = connect(SOCKET);
+    const chunks = [];
+    const timer = setTimeout(() => { s.destroy(); resolve({ closed: false, reply: Buffer.concat(chunks) }); }, ms);
+    s.on('connect', () => s.write(bytes));
+    s.on('data', (d) => chunks.push(d));
+    s.on('error', () => {});
+    s.on('close', () => { clearTimeout(timer); resolve({ closed: true, reply: Buffer.concat(chunks) }); });
+  });
+}
+
+async function stillServing(what) {
+  for (let i = 0; i < 10; i++) {
+    const res = await api('GET', '/health');
+    assert.equal(res.status, 200, `${what}: GET /health ${i} right after: ${res.status} ${res.text}`);
+    assert.deepEqual(res.json, { status: 'ok' });
+  }
+}
+
+const hostile = {
+  'a name length of 0x7FFFFFFE': Buffer.concat([len(0x7ffffffe), len(1), Buffer.alloc(64, 0x41)]),
+  'a value length of 0x7FFFFFFE': Buffer.concat([len(13), len(0x7ffffffe), Buffer.from('HTTP_X_HUGE_1'), Buffer.alloc(64, 0x42)]),
+  'name and value lengths of 0x7FFFFFFF (CVE-2025-23016)': Buffer.concat([len(0x7fffffff), len(0x7fffffff), Buffer.alloc(64, 0x43)]),
+  'a length running past the end of the record': Buffer.concat([len(200), len(3), Buffer.from('SHORT')]),
+};
+
+for (const [what, pairs] of Object.entries(hostile)) {
+  test(`a PARAMS record with ${what} leaves the service answering`, async (t) => {
+    const master = masterPid();
+    const before = await fullPool(master);
+    const { closed, reply } = await send(Buffer.concat([begin, record(PARAMS, pairs), record(PARAMS), record(STDIN)]));
+    await stillServing(what);
+    // Give the master a moment to notice a death, then expect a full pool.
+    await sleep(200);
+    const after = await fullPool(master);
+    const died = before.filter((p) => !after.includes(p));
+    for (const p of died) assert.ok(!alive(p));
+    assert.ok(died.length <= 1, `${died.length} workers died of one record`);
+    assert.equal(masterPid(), master);
+    t.diagnostic(`connection ${closed ? 'closed' : 'held open'} with ${reply.length} bytes back; `
+      + `${died.length ? `worker ${died[0]} died and was replaced` : 'no worker died'}`);
+  });
+}
+
+test('a request cut off inside a PARAMS record, and garbage, leave the service answering', async () => {
+  const master = masterPid();
+  await fullPool(master);
+  const cut = Buffer.concat([begin, record(PARAMS, Buffer.concat([len(14), len(3), Buffer.from('REQUEST_METHOD'), Buffer.from('GET')])).subarray(0, 12)]);
+  const garbage = Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  const badVersion = Buffer.from([9, BEGIN_REQUEST, 0, 1, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+  await Promise.all([send(cut, 500), send(garbage, 1500), send(badVersion, 1500)]);
+  await stillServing('after cut and garbage records');
+  await fullPool(master);
+  assert.equal(masterPid(), master);
+});
+
+test('a well-formed request straight on the socket is answered', async () => {
+  // The control for the tests above: the hand-made records are right.
+  const p = (n, v) => Buffer.concat([len(Buffer.byteLength(n)), len(Buffer.byteLength(v)), Buffer.from(n), Buffer.from(v)]);
+  const params = Buffer.concat([p('REQUEST_METHOD', 'GET'), p('DOCUMENT_URI', '/v1/external/health'), p('QUERY_STRING', '')]);
+  const { closed, reply } = await send(Buffer.concat([begin, record(PARAMS, params), record(PARAMS), record(STDIN)]));
+  assert.ok(closed);
+  const text = reply.toString('latin1');
+  assert.match(text, /Status: 200 OK\r\n/);
+  assert.match(text, /\{"status":"ok"\}/);
+});
+
+test('the FastCGI socket is not world-writable (0660)', () => {
+  const st = statSync(SOCKET);
+  assert.ok(st.isSocket());
+  assert.equal(st.mode & 0o777, 0o660, `mode ${(st.mode & 0o777).toString(8)}`);
+  assert.equal(st.mode & 0o007, 0, 'others may connect');
+  assert.ok(workers().length > 0);
+});
