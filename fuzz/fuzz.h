@@ -1,4 +1,4 @@
-/* Shared by the libFuzzer targets (see fuzz/Makefile). */
+/* Shared by the libFuzzer targets (see fuzz/targets.mk). */
 #ifndef WL_FUZZ_H
 #define WL_FUZZ_H
 
