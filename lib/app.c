@@ -86,6 +86,15 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 	}
 	app->cfg = cfg;
 	wl_log_set_level(cfg->log_level);
+	/* X-Test-Now moves the clock before authentication: a config line
+	 * alone must not turn it on in production. */
+	if (cfg->test_clock && (getenv("WAITLIST_TEST_CLOCK") == NULL ||
+				strcmp(getenv("WAITLIST_TEST_CLOCK"), "1") != 0)) {
+		snprintf(err, errsz,
+			 "[server] test_clock: 1 also needs WAITLIST_TEST_CLOCK=1 "
+			 "in the environment (test stacks only)");
+		goto fail;
+	}
 	if ((flags & WL_APP_SECRET) &&
 	    load_secret(app, cfg->secret_key_file, err, errsz) != WL_OK)
 		goto fail;

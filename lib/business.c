@@ -165,6 +165,10 @@ wl_business_find(struct wl_ctx *ctx, const char *id, struct wl_rows **out)
 	struct wl_rows *rows = NULL;
 	int rc;
 
+	if (out)
+		*out = NULL;
+	if (!wl_id_usable(id))
+		return 0;
 	rc = wl_sql_exec(ctx->app->db, STMT_BUSINESS_GET,
 			 SQL_ARGS(SQL_STR(k->biz_json), SQL_STR(k->biz_json),
 				  SQL_STR(k->queue_json),

@@ -87,7 +87,7 @@ filters_read(struct wl_ctx *ctx, struct feed_filter *f, char *canon,
 				 &rows, NULL);
 		if (rc != WL_OK)
 			return rc;
-		rc = rows->nrows == 0 ? 0
+		rc = rows->nrows == 0 || !wl_id_usable(f->queue) ? 0
 		     : wl_key_allows_queue(&ctx->key, wl_rows_str(rows, 0, 1),
 					   f->queue)
 			 ? 1

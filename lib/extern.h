@@ -489,6 +489,15 @@ void wl_attach_children(cJSON *, const char *name, const struct wl_rows *,
 			cJSON *(*make)(const struct wl_rows *, size_t, size_t));
 char *wl_rows_ids_json(const struct wl_rows *, size_t n, size_t c);
 int wl_business_find(struct wl_ctx *, const char *id, struct wl_rows **);
+/* Id columns compare PAD SPACE ("x " equals "x"), so a client's id with a
+ * trailing space, or an empty one, must match nothing: 1 when usable. */
+static inline int
+wl_id_usable(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	return n > 0 && id[n - 1] != ' ';
+}
 int wl_business_id_valid(const char *);
 int wl_queue_load(struct wl_ctx *, const char *id, struct wl_queue *);
 void wl_queue_clear(struct wl_queue *);

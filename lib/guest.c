@@ -339,7 +339,8 @@ wl_service_check(struct wl_ctx *ctx, const char *queue_id,
 			 &rows, NULL);
 	if (rc != WL_OK)
 		return rc;
-	if (rows->nrows == 0 || !wl_rows_int(rows, 0, 1)) {
+	if (rows->nrows == 0 || !wl_rows_int(rows, 0, 1) ||
+	    !wl_id_usable(service_id)) {
 		wl_rows_free(rows);
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "serviceTypeId is not an active service of "

@@ -61,6 +61,8 @@ wl_queue_load(struct wl_ctx *ctx, const char *id, struct wl_queue *q)
 	struct wl_rows *rows = NULL;
 	int rc;
 
+	if (!wl_id_usable(id))
+		return 0;
 	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
 			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
 			 &rows, NULL);

@@ -180,7 +180,7 @@ ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 				 &rows, NULL);
 		if (rc != WL_OK)
 			return rc;
-		rc = rows->nrows == 0 ? 0
+		rc = rows->nrows == 0 || !wl_id_usable(queues[i]) ? 0
 		     : wl_key_allows_business(&ctx->key, wl_rows_str(rows, 0, 1))
 			 ? 1
 			 : 2;
