@@ -11,17 +11,10 @@
 
 #define MIN_MS 60000LL
 
-/* Today's booking window of a line. */
-struct window {
-	int64_t now;
-	int64_t day_start, day_end; /* the local business day */
-	int64_t open, close;	    /* bookingHours of that day */
-	struct wl_local day;
-};
-
 /* Fill w for the business day containing now; -1 when closed today. */
-static int
-window_today(const struct wl_queue *q, int64_t now, struct window *w)
+int
+wl_booking_window(const struct wl_queue *q, int64_t now,
+		  struct wl_booking_window *w)
 {
 	int from = 0, to = 1440, rc;
 
@@ -43,10 +36,13 @@ window_today(const struct wl_queue *q, int64_t now, struct window *w)
 	return 0;
 }
 
-/* Does [at, at + minutes) satisfy the slot rules of window w? */
-static int
-slot_ok(const struct wl_queue *q, const struct window *w, int64_t at,
-	long long minutes)
+/* Does [at, at + minutes) satisfy the slot rules of window w: not in
+ * the past, on the same local day, on the grid from the day's opening,
+ * wholly inside bookingHours? */
+int
+wl_booking_slot_ok(const struct wl_queue *q,
+		   const struct wl_booking_window *w, int64_t at,
+		   long long minutes)
 {
 	int64_t end = at + minutes * MIN_MS;
 
@@ -126,7 +122,7 @@ wl_booking_place(struct wl_ctx *ctx, const struct wl_queue *q, int64_t at,
 		 long long minutes, const char *exclude, int64_t *end)
 {
 	struct intervals iv;
-	struct window w;
+	struct wl_booking_window w;
 	long long taken;
 	int rc;
 
@@ -136,8 +132,8 @@ wl_booking_place(struct wl_ctx *ctx, const struct wl_queue *q, int64_t at,
 		return -1;
 	}
 	*end = at + minutes * MIN_MS;
-	if (window_today(q, wl_now_ms(), &w) < 0 ||
-	    !slot_ok(q, &w, at, minutes)) {
+	if (wl_booking_window(q, wl_now_ms(), &w) < 0 ||
+	    !wl_booking_slot_ok(q, &w, at, minutes)) {
 		wl_reply_error(ctx, WL_C_BOOKING_UNAVAILABLE,
 			       "scheduledFor is not a bookable slot today: "
 			       "same business day, not in the past, on the "
@@ -168,7 +164,7 @@ wl_h_queue_availability(struct wl_ctx *ctx)
 	struct intervals iv = {0};
 	struct wl_queue q;
 	long long minutes;
-	struct window w;
+	struct wl_booking_window w;
 	cJSON *root = NULL, *o, *slots, *s;
 	int64_t at, first;
 	int rc, has_svc, open;
@@ -189,7 +185,7 @@ wl_h_queue_availability(struct wl_ctx *ctx)
 		rc = rc < 0 ? WL_OK : rc;
 		goto out;
 	}
-	open = window_today(&q, wl_now_ms(), &w) == 0 && q.bookings_enabled &&
+	open = wl_booking_window(&q, wl_now_ms(), &w) == 0 && q.bookings_enabled &&
 	       !q.bookings_paused;
 	root = cJSON_CreateObject();
 	o = cJSON_AddObjectToObject(root, "availability");
@@ -213,7 +209,7 @@ wl_h_queue_availability(struct wl_ctx *ctx)
 			first += (w.now - first + q.slot_minutes * MIN_MS - 1) /
 				 (q.slot_minutes * MIN_MS) *
 				 (q.slot_minutes * MIN_MS);
-		for (at = first; slot_ok(&q, &w, at, minutes);
+		for (at = first; wl_booking_slot_ok(&q, &w, at, minutes);
 		     at += q.slot_minutes * MIN_MS) {
 			long long left = q.capacity -
 					 overlapping(&iv, at,

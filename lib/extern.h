@@ -541,6 +541,18 @@ int wl_entry_lock(struct wl_ctx *, const char *id, struct wl_rows **);
 int wl_entry_change_status(struct wl_ctx *, const struct wl_rows *locked,
 			   int expected_status, long long expected_version,
 			   enum wl_status to);
+/* The booking window of the business day containing an instant. */
+struct wl_booking_window {
+	int64_t now;
+	int64_t day_start, day_end; /* the local business day */
+	int64_t open, close;	    /* bookingHours of that day */
+	struct wl_local day;
+};
+int wl_booking_window(const struct wl_queue *, int64_t now,
+		      struct wl_booking_window *);
+int wl_booking_slot_ok(const struct wl_queue *,
+		       const struct wl_booking_window *, int64_t at,
+		       long long minutes);
 int wl_booking_place(struct wl_ctx *, const struct wl_queue *, int64_t at,
 		     long long minutes, const char *exclude, int64_t *end);
 

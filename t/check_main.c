@@ -11,6 +11,7 @@ main(void)
 	SRunner *sr = srunner_create(suite_config());
 	int failed;
 
+	srunner_add_suite(sr, suite_booking());
 	srunner_add_suite(sr, suite_crypto());
 	srunner_add_suite(sr, suite_json());
 	srunner_add_suite(sr, suite_ratelimit());

@@ -4,6 +4,7 @@
 
 #include <check.h>
 
+Suite *suite_booking(void);
 Suite *suite_config(void);
 Suite *suite_crypto(void);
 Suite *suite_json(void);

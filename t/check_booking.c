@@ -1,0 +1,207 @@
+/*
+ * The booking rules' slot arithmetic with a fixed clock: business days in
+ * IANA zones across DST changes, the grid from the day's opening, the
+ * whole interval inside bookingHours (24:00 ends included).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "extern.h"
+#include "tests.h"
+
+static int64_t
+at(const char *iso)
+{
+	int64_t ms = 0;
+
+	ck_assert_int_eq(wl_iso_to_ms(iso, &ms), 0);
+	return ms;
+}
+
+/* A line in zone tz with booking hours given as JSON, slots of slot min. */
+static void
+line(struct wl_queue *q, const char *tz, const char *hours, int slot)
+{
+	char err[256];
+	cJSON *in = cJSON_Parse(hours);
+
+	memset(q, 0, sizeof(*q));
+	snprintf(q->tz, sizeof(q->tz), "%s", tz);
+	q->booking_hours = wl_hours_normalize(in, NULL, "bookingHours", err,
+					      sizeof(err));
+	ck_assert_ptr_nonnull(q->booking_hours);
+	q->slot_minutes = slot;
+	q->capacity = 1;
+	q->bookings_enabled = 1;
+	cJSON_Delete(in);
+}
+
+/* Bookable grid points of [w->open, w->close) from now on. */
+static int
+count_slots(const struct wl_queue *q, const struct wl_booking_window *w,
+	    long long minutes)
+{
+	int64_t t;
+	int n = 0;
+
+	for (t = w->open; t < w->close; t += q->slot_minutes * 60000LL)
+		n += wl_booking_slot_ok(q, w, t, minutes);
+	return n;
+}
+
+#define ALL_DAY "{\"enabled\":true,\"start\":\"00:00\",\"end\":\"24:00\"}"
+
+START_TEST(paris_spring_forward_day_has_23_hours_of_slots)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "Europe/Paris", ALL_DAY, 30);
+	/* 00:10 local on 2026-03-29; clocks jump from 02:00 to 03:00. */
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-03-28T23:10:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.day_start, at("2026-03-28T23:00:00Z"));
+	ck_assert_int_eq(w.day_end, at("2026-03-29T22:00:00Z"));
+	ck_assert_int_eq(w.open, w.day_start);
+	ck_assert_int_eq(w.close, w.day_end);
+	/* 00:30 and 01:30 local, then 03:00 local right after 01:30. */
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-03-28T23:30:00Z"), 30));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-03-29T00:30:00Z"), 30));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-03-29T01:00:00Z"), 30));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-03-29T21:30:00Z"), 30));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-03-29T22:00:00Z"), 30));
+	/* 23 hours of half-hour slots, less the one already begun. */
+	ck_assert_int_eq(count_slots(&q, &w, 30), 45);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(new_york_fall_back_day_has_25_hours_of_slots)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "America/New_York", ALL_DAY, 60);
+	/* 00:05 EDT on 2026-11-01; 02:00 EDT becomes 01:00 EST. */
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-11-01T04:05:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.day_start, at("2026-11-01T04:00:00Z"));
+	ck_assert_int_eq(w.day_end, at("2026-11-02T05:00:00Z"));
+	/* Both 01:00 local hours are bookable. */
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T05:00:00Z"), 60));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T06:00:00Z"), 60));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-02T04:00:00Z"), 60));
+	ck_assert_int_eq(count_slots(&q, &w, 60), 24);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(new_york_spring_forward_grid_counts_from_the_opening)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "America/New_York",
+	     "{\"enabled\":true,\"start\":\"01:00\",\"end\":\"05:00\"}", 30);
+	/* 2026-03-08: 02:00 EST becomes 03:00 EDT, so 01:00-05:00 local
+	 * holds three real hours. */
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-03-08T05:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.open, at("2026-03-08T06:00:00Z"));
+	ck_assert_int_eq(w.close, at("2026-03-08T09:00:00Z"));
+	ck_assert_int_eq(count_slots(&q, &w, 30), 6);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(an_interval_may_end_at_2400_but_not_after)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "UTC", "{\"enabled\":true,\"start\":\"18:00\",\"end\":\"24:00\"}",
+	     60);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-06-01T12:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.close, at("2026-06-02T00:00:00Z"));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-06-01T23:00:00Z"), 60));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-01T23:00:00Z"), 90));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-01T17:00:00Z"), 60));
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(slots_off_the_grid_in_the_past_or_on_another_day_are_refused)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "UTC", "{\"enabled\":true,\"start\":\"09:00\",\"end\":\"17:00\"}",
+	     15);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-06-01T10:20:00Z"), &w),
+			 0);
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-06-01T10:30:00Z"), 15));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-01T10:37:00Z"), 15));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-01T10:15:00Z"), 15));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-02T10:30:00Z"), 15));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-01T16:50:00Z"), 15));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-06-01T16:45:00Z"), 15));
+	/* A 60-minute service must end by 17:00. */
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-06-01T16:00:00Z"), 60));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-06-01T16:15:00Z"), 60));
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(a_closed_day_has_no_booking_window)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	/* 2026-06-01 is a Monday. */
+	line(&q, "UTC",
+	     "{\"enabled\":true,\"start\":\"09:00\",\"end\":\"17:00\","
+	     "\"days\":{\"mon\":{\"enabled\":false}}}",
+	     15);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-06-01T08:00:00Z"), &w),
+			 -1);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-06-02T08:00:00Z"), &w),
+			 0);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(no_schedule_books_the_whole_local_day)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "Asia/Tokyo", "{\"enabled\":false}", 60);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-06-01T00:30:00Z"), &w),
+			 0);
+	/* Local 09:30: the day runs 2026-05-31T15:00Z to 06-01T15:00Z. */
+	ck_assert_int_eq(w.open, at("2026-05-31T15:00:00Z"));
+	ck_assert_int_eq(w.close, at("2026-06-01T15:00:00Z"));
+	ck_assert_int_eq(count_slots(&q, &w, 60), 14);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+Suite *
+suite_booking(void)
+{
+	Suite *s = suite_create("booking");
+	TCase *tc = tcase_create("slots");
+
+	tcase_add_test(tc, paris_spring_forward_day_has_23_hours_of_slots);
+	tcase_add_test(tc, new_york_fall_back_day_has_25_hours_of_slots);
+	tcase_add_test(tc, new_york_spring_forward_grid_counts_from_the_opening);
+	tcase_add_test(tc, an_interval_may_end_at_2400_but_not_after);
+	tcase_add_test(tc,
+		       slots_off_the_grid_in_the_past_or_on_another_day_are_refused);
+	tcase_add_test(tc, a_closed_day_has_no_booking_window);
+	tcase_add_test(tc, no_schedule_books_the_whole_local_day);
+	suite_add_tcase(s, tc);
+	return s;
+}
