@@ -320,6 +320,9 @@ main(int argc, char *argv[])
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* Nothing to reload: a SIGHUP (say, sent to a whole group on
+	 * reload) must not end the deliverer. */
+	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", l.owner);
 	for (;;) {
