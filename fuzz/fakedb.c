@@ -166,32 +166,3 @@ wl_db_txn(struct wl_db *db, int (*fn)(struct wl_db *, void *), void *arg)
 	return fn(db, arg);
 }
 
-const char *
-wl_rows_str(const struct wl_rows *rows, size_t r, size_t c)
-{
-	if (rows == NULL || r >= rows->nrows || c >= rows->ncols)
-		return NULL;
-	return rows->cell[r * rows->ncols + c];
-}
-
-long long
-wl_rows_int(const struct wl_rows *rows, size_t r, size_t c)
-{
-	const char *s = wl_rows_str(rows, r, c);
-
-	return s ? strtoll(s, NULL, 10) : 0;
-}
-
-void
-wl_rows_free(struct wl_rows *rows)
-{
-	size_t i;
-
-	if (rows == NULL)
-		return;
-	for (i = 0; i < rows->nrows * rows->ncols; i++)
-		free(rows->cell[i]);
-	free(rows->cell);
-	free(rows->len);
-	free(rows);
-}
