@@ -192,6 +192,25 @@ wl_db_stop() {
 	rm -f "$WL_VAR/run/db.pid"
 }
 
+# The webhook policy of local stacks: plain http to loopback allowed, a
+# short retry schedule so that a developer sees retries happen.
+wl_dev_webhooks() {
+	cat <<'EOF'
+[webhooks]
+allowed_hosts =
+insecure_hosts = 127.0.0.1,localhost,::1
+zapier_hosts = hooks.zapier.com
+retry_base_seconds = 1
+retry_cap_seconds = 10
+max_attempts = 32
+max_age_seconds = 86400
+timeout_seconds = 10
+deliverer_concurrency = 64
+deliverer_per_endpoint = 16
+deliverer_poll_ms = 200
+EOF
+}
+
 wl_write_config() {
 	local conf=$WL_VAR/waitlist.conf key=$WL_VAR/secret.key
 	if [ ! -f "$key" ]; then
@@ -229,18 +248,7 @@ migrations_dir = $WL_REPO/migrations
 openapi_file = $WL_REPO/openapi.json
 log_level = info
 
-[webhooks]
-allowed_hosts =
-insecure_hosts = 127.0.0.1,localhost,::1
-zapier_hosts = hooks.zapier.com
-retry_base_seconds = 1
-retry_cap_seconds = 10
-max_attempts = 32
-max_age_seconds = 86400
-timeout_seconds = 10
-deliverer_concurrency = 64
-deliverer_per_endpoint = 16
-deliverer_poll_ms = 200
+$(wl_dev_webhooks)
 EOF
 }
 

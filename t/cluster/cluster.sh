@@ -275,18 +275,7 @@ migrations_dir = $WL_REPO/migrations
 openapi_file = $WL_REPO/openapi.json
 log_level = info
 
-[webhooks]
-allowed_hosts =
-insecure_hosts = 127.0.0.1,localhost,::1
-zapier_hosts = hooks.zapier.com
-retry_base_seconds = 1
-retry_cap_seconds = 10
-max_attempts = 32
-max_age_seconds = 86400
-timeout_seconds = 10
-deliverer_concurrency = 64
-deliverer_per_endpoint = 16
-deliverer_poll_ms = 200
+$(wl_dev_webhooks)
 CONF
 }
 
