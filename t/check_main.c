@@ -13,6 +13,7 @@ main(void)
 
 	srunner_add_suite(sr, suite_booking());
 	srunner_add_suite(sr, suite_crypto());
+	srunner_add_suite(sr, suite_cursor());
 	srunner_add_suite(sr, suite_json());
 	srunner_add_suite(sr, suite_ratelimit());
 	srunner_add_suite(sr, suite_router());

@@ -7,6 +7,7 @@
 Suite *suite_booking(void);
 Suite *suite_config(void);
 Suite *suite_crypto(void);
+Suite *suite_cursor(void);
 Suite *suite_json(void);
 Suite *suite_ratelimit(void);
 Suite *suite_router(void);
