@@ -8,12 +8,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +50,34 @@ struct pool {
 	int64_t hold[MAX_WORKERS];	/* respawn not before (crash loop) */
 	unsigned n;		/* slots in use: cfg->workers */
 };
+
+/*
+ * Tell systemd how the service is doing (Type=notify): one datagram to
+ * $NOTIFY_SOCKET, as sd_notify(3) documents; nothing when it is unset.
+ * A name starting with "@" is in the abstract namespace.
+ */
+static void
+notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa;
+	size_t n;
+	int fd;
+
+	if (path == NULL || (path[0] != '/' && path[0] != '@') ||
+	    (n = strlen(path)) >= sizeof(sa.sun_path))
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, n);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return;
+	(void)sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n));
+	close(fd);
+}
 
 static void
 sleep_ms(long ms)
@@ -156,12 +187,14 @@ reload(struct pool *p)
 		fprintf(stderr, "waitlist-fcgi: %s\n", err);
 		return -1;
 	}
+	notify("RELOADING=1");
 	drain(p);
 	wl_config_free(p->cfg);
 	p->cfg = c;
 	p->n = c->workers;
 	wl_log_set_level(c->log_level);
 	fill(p);
+	notify("READY=1");
 	wl_log(WL_LOG_INFO, "\"msg\":\"reloaded\",\"workers\":%u", p->n);
 	return 0;
 }
@@ -247,6 +280,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	p.n = p.cfg->workers;
 	fill(&p);
+	notify("READY=1");
 	wl_log(WL_LOG_INFO,
 	       "\"msg\":\"started\",\"workers\":%u,\"socket\":\"%s\"", p.n,
 	       p.cfg->fcgi_socket);
@@ -259,6 +293,7 @@ main(int argc, char *argv[])
 		fill(&p);
 		sleep_ms(50);
 	}
+	notify("STOPPING=1");
 	wl_log(WL_LOG_INFO, "\"msg\":\"draining\"");
 	drain(&p);
 	close(p.fd);
