@@ -80,19 +80,8 @@ filters_read(struct wl_ctx *ctx, struct feed_filter *f, char *canon,
 				      "queueId must be 1 to 160 characters"),
 		       -1;
 	if (rc > 0) {
-		struct wl_rows *rows = NULL;
-		rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
-				 SQL_ARGS(SQL_STR(ctx->key.tenant.id),
-					  SQL_STR(f->queue)),
-				 &rows, NULL);
-		if (rc != WL_OK)
-			return rc;
-		rc = rows->nrows == 0 || !wl_id_usable(f->queue) ? 0
-		     : wl_key_allows_queue(&ctx->key, wl_rows_str(rows, 0, 1),
-					   f->queue)
-			 ? 1
-			 : 2;
-		wl_rows_free(rows);
+		if ((rc = wl_queue_find(ctx, f->queue)) < 0)
+			return -rc;
 		if (rc == 0)
 			return wl_reply_error(ctx, WL_C_NOT_FOUND,
 					      "queue not found"), -1;

@@ -500,6 +500,7 @@ wl_id_usable(const char *id)
 }
 int wl_business_id_valid(const char *);
 int wl_queue_load(struct wl_ctx *, const char *id, struct wl_queue *);
+int wl_queue_find(struct wl_ctx *, const char *id);
 void wl_queue_clear(struct wl_queue *);
 int wl_business_day(const char *tz, int64_t now, int64_t *start,
 		    int64_t *end, struct wl_local *day);

@@ -78,6 +78,31 @@ wl_queue_load(struct wl_ctx *ctx, const char *id, struct wl_queue *q)
 }
 
 /*
+ * Look up line id of the key's tenant.  Returns 1 visible, 0 absent, 2
+ * present but outside the key's restrictions, or a negated wl_err (the
+ * twin of wl_business_find()).
+ */
+int
+wl_queue_find(struct wl_ctx *ctx, const char *id)
+{
+	struct wl_rows *rows = NULL;
+	int rc;
+
+	if (!wl_id_usable(id))
+		return 0;
+	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 &rows, NULL);
+	if (rc != WL_OK)
+		return -rc;
+	rc = rows->nrows == 0 ? 0
+	     : wl_key_allows_queue(&ctx->key, wl_rows_str(rows, 0, 1), id) ? 1
+									    : 2;
+	wl_rows_free(rows);
+	return rc;
+}
+
+/*
  * The local business day containing instant now in zone tz, as the
  * instants [*start, *end) and the local date.  Returns 0 or -1.
  */

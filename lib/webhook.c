@@ -160,7 +160,6 @@ static int
 ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 	  char *const *queues, size_t nq)
 {
-	struct wl_rows *rows = NULL;
 	size_t i;
 	int rc;
 
@@ -173,18 +172,11 @@ ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 					      "business of this account",
 					      biz[i]), -1;
 	}
+	/* covered() has held the lines to the key's own line list, so a
+	 * line outside its restrictions lies in a business it may not see. */
 	for (i = 0; i < nq; i++) {
-		rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
-				 SQL_ARGS(SQL_STR(ctx->key.tenant.id),
-					  SQL_STR(queues[i])),
-				 &rows, NULL);
-		if (rc != WL_OK)
-			return rc;
-		rc = rows->nrows == 0 || !wl_id_usable(queues[i]) ? 0
-		     : wl_key_allows_business(&ctx->key, wl_rows_str(rows, 0, 1))
-			 ? 1
-			 : 2;
-		wl_rows_free(rows);
+		if ((rc = wl_queue_find(ctx, queues[i])) < 0)
+			return -rc;
 		if (rc == 0)
 			return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 					      "queueIds: %s is not a line of "
