@@ -45,9 +45,13 @@ before(async () => {
   T.booking = (await mustCreate(A.key, {
     queueId: A.queueId, fullName: GUEST, partySize: 1, isBooking: true, scheduledFor: iso(nextSlot()),
   })).id;
-  T.delivery = (await waitFor('a delivery of A\'s subscription', 20000, () => sql(
-    `SELECT id FROM deliveries WHERE subscription_id='${T.sub}' AND status='succeeded' LIMIT 1`,
-  )[0]))[0];
+  // Both creations emit waitlist.entry.created: wait until both deliveries
+  // are done, so that the deliverer changes nothing of A's during the tests.
+  const done = await waitFor('both deliveries of A\'s subscription', 20000, () => {
+    const rows = sql(`SELECT id, status FROM deliveries WHERE subscription_id='${T.sub}' ORDER BY id`);
+    return rows.length === 2 && rows.every((r) => r[1] === 'succeeded') && rows;
+  });
+  T.delivery = done[0][0];
 });
 
 after(async () => {
