@@ -222,23 +222,33 @@ allowance(struct wl_ctx *ctx, int64_t now)
 	return 0;
 }
 
+/*
+ * Insert the new entry.  A walk-in first takes its ticket, which locks its
+ * line's ticket row until commit; so this comes late in the transaction,
+ * after the history row.
+ */
 static int
-create_write(struct wl_ctx *ctx, const struct wl_queue *q,
+entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	     const struct create *c, const char *custom, int64_t end,
-	     int64_t now)
+	     int64_t now, const char *id, const char *booking)
 {
-	char id[WL_ID_MAX], guest[WL_ID_MAX], booking[WL_ID_MAX];
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
-	char *consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
-	struct wl_events ev = {0};
-	cJSON *data;
+	char guest[WL_ID_MAX];
+	char *consent;
+	long long ticket = 0;
 	int rc;
 
-	if (wl_id_new("ent_", id) || wl_id_new("gst_", guest) ||
-	    wl_id_new("bkg_", booking)) {
-		free(consent);
+	if (wl_id_new("gst_", guest) != WL_OK)
 		return WL_ERR_CRYPTO;
+	rc = history(ctx, id, 1, q->id, wl_status_names[st], NULL, now);
+	if (rc == WL_OK && !c->is_booking) {
+		rc = wl_sql_do(ctx->app->db, STMT_TICKET_ISSUE,
+			       SQL_ARGS(SQL_STR(q->id)));
+		ticket = (long long)wl_sql_insert_id(ctx->app->db);
 	}
+	if (rc != WL_OK)
+		return rc;
+	consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
 	rc = wl_sql_do(
 	    ctx->app->db, STMT_ENTRY_INSERT,
 	    SQL_ARGS(SQL_STR(id), SQL_STR(ctx->key.tenant.id),
@@ -250,11 +260,27 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 		     SQL_STR(c->extref),
 		     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
 		     c->is_booking ? SQL_INT(end) : SQL_NULL, SQL_STR(consent),
-		     SQL_INT(now), SQL_INT(now)));
+		     c->is_booking ? SQL_NULL : SQL_INT(ticket), SQL_INT(now),
+		     SQL_INT(now)));
 	free(consent);
-	if (rc == WL_OK)
-		rc = history(ctx, id, 1, q->id, wl_status_names[st], NULL, now);
-	if (rc != WL_OK)
+	return rc;
+}
+
+static int
+create_write(struct wl_ctx *ctx, const struct wl_queue *q,
+	     const struct create *c, const char *custom, int64_t end,
+	     int64_t now)
+{
+	char id[WL_ID_MAX], booking[WL_ID_MAX];
+	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
+	struct wl_events ev = {0};
+	cJSON *data;
+	int rc;
+
+	if (wl_id_new("ent_", id) || wl_id_new("bkg_", booking))
+		return WL_ERR_CRYPTO;
+	if ((rc = entry_insert(ctx, q, c, custom, end, now, id, booking)) !=
+	    WL_OK)
 		return rc;
 	data = cJSON_CreateObject();
 	wl_json_add_str(data, "entryId", id);

@@ -1,14 +1,16 @@
 /*
  * Idempotency for every mutating route.  The key is scoped to the API
- * key.  The record is inserted first in the same transaction as the
- * mutation and its events, so they commit together; a concurrent request
- * with the same key blocks on that row until the first commits and then
- * replays its stored result (or, past the lock wait timeout, answers
- * idempotency_in_progress).  Results below 500 are stored (a 4xx rolls
- * back to a savepoint first, so it stores nothing but the answer); 5xx,
- * 429 and 503 store nothing and a retry executes.  Stored answers are
- * sealed (AES-256-GCM): they may hold guest details or a signing secret
- * shown once.
+ * key.  A stored answer is replayed (a different request under the same
+ * key is refused).  Otherwise the handler runs in a transaction that ends
+ * by inserting the record with the answer, so the mutation, its events
+ * and the record commit together.  When two requests with one key run at
+ * once, the second's insert waits for the first's commit, fails on the
+ * duplicate key, rolls back all the second did and replays the first's
+ * answer (past the lock wait timeout: idempotency_in_progress).  Results
+ * below 500 are stored: a 4xx rolls back whatever the handler did and
+ * stores only the answer; 5xx, 429 and 503 store nothing and a retry
+ * executes.  Stored answers are sealed (AES-256-GCM): they may hold guest
+ * details or a signing secret shown once.
  */
 #include "config.h"
 
@@ -21,7 +23,6 @@ struct idem {
 	struct wl_ctx *ctx;
 	wl_handler handler;
 	char hash[65];
-	int duplicate; /* the record exists: replay it after rollback */
 };
 
 static void
@@ -79,7 +80,7 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 		wl_reply_error(ctx, WL_C_IDEMPOTENCY_CONFLICT,
 			       "this Idempotency-Key was used for a different "
 			       "request");
-	else if (status == 0)
+	else if (status == 0) /* an earlier version's record, still running */
 		wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
 			       "a request with this Idempotency-Key is still "
 			       "running");
@@ -105,43 +106,53 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 	return 1;
 }
 
+/* Store the finished answer (status, sealed body); WL_ERR_CONFLICT when
+ * the key already has one. */
+static int
+store(struct wl_ctx *ctx, const char *hash)
+{
+	char *sealed = NULL;
+	int rc;
+
+	if (ctx->resp->body &&
+	    (sealed = wl_seal(ctx->app->secret, ctx->resp->body,
+			      ctx->resp->body_len)) == NULL)
+		return WL_ERR_CRYPTO;
+	rc = wl_sql_do(ctx->app->db, STMT_IDEM_INSERT,
+		       SQL_ARGS(SQL_STR(ctx->key.id),
+				SQL_STR(ctx->http->idempotency_key),
+				SQL_STR(hash), SQL_INT(ctx->resp->status),
+				SQL_STR(sealed), SQL_INT(wl_now_ms())));
+	free(sealed);
+	return rc;
+}
+
+/* The transaction: the handler, then the record of its 2xx/3xx answer.
+ * Anything else rolls back (WL_ERR_INVALID). */
 static int
 run(struct wl_db *db, void *arg)
 {
 	struct idem *s = arg;
 	struct wl_ctx *ctx = s->ctx;
-	char *sealed = NULL;
-	int rc, status;
+	int rc;
 
-	rc = wl_sql_do(db, STMT_IDEM_INSERT,
-		       SQL_ARGS(SQL_STR(ctx->key.id),
-				SQL_STR(ctx->http->idempotency_key),
-				SQL_STR(s->hash), SQL_INT(wl_now_ms())));
-	if (rc == WL_ERR_CONFLICT) {
-		s->duplicate = 1;
-		return rc;
-	}
-	if (rc != WL_OK || (rc = wl_sql_raw(db, "SAVEPOINT mutation")) != WL_OK)
-		return rc;
+	(void)db;
+	wl_resp_clear_body(ctx->resp);
 	ctx->resp->status = 0;
 	if ((rc = s->handler(ctx)) != WL_OK)
 		return rc;
-	status = ctx->resp->status;
-	if (status >= 500 || status == 429 || status == 0)
-		return WL_ERR_INVALID; /* roll back, store nothing */
-	if (status >= 400 &&
-	    (rc = wl_sql_raw(db, "ROLLBACK TO SAVEPOINT mutation")) != WL_OK)
-		return rc;
-	if (ctx->resp->body &&
-	    (sealed = wl_seal(ctx->app->secret, ctx->resp->body,
-			      ctx->resp->body_len)) == NULL)
-		return WL_ERR_CRYPTO;
-	rc = wl_sql_do(db, STMT_IDEM_FINISH,
-		       SQL_ARGS(SQL_INT(status), SQL_STR(sealed),
-				SQL_STR(ctx->key.id),
-				SQL_STR(ctx->http->idempotency_key)));
-	free(sealed);
-	return rc;
+	if (ctx->resp->status == 0 || ctx->resp->status >= 400)
+		return WL_ERR_INVALID;
+	return store(ctx, s->hash);
+}
+
+static int
+in_progress(struct wl_ctx *ctx)
+{
+	wl_resp_clear_body(ctx->resp);
+	return wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
+			      "a request with this Idempotency-Key is still "
+			      "running");
 }
 
 /*
@@ -152,8 +163,8 @@ run(struct wl_db *db, void *arg)
 int
 wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 {
-	struct idem s = {ctx, handler, "", 0};
-	int rc;
+	struct idem s = {ctx, handler, ""};
+	int rc, status;
 
 	if (ctx->http->idempotency_key == NULL ||
 	    *ctx->http->idempotency_key == '\0')
@@ -167,22 +178,21 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 	if (replay(ctx, s.hash, &rc))
 		return rc;
 	rc = wl_db_txn(ctx->app->db, run, &s);
-	if (rc == WL_ERR_CONFLICT && s.duplicate) {
-		/* The first request committed while this one waited. */
+	status = ctx->resp->status;
+	/* A 4xx: what the handler did is rolled back; store the answer. */
+	if (rc == WL_ERR_INVALID && status >= 400 && status < 500 &&
+	    status != 429)
+		rc = store(ctx, s.hash);
+	else if (rc == WL_ERR_INVALID)
+		return WL_OK; /* the handler's own 5xx/429 answer stands */
+	if (rc == WL_ERR_CONFLICT) {
+		/* Another request with this key stored its answer first. */
 		wl_resp_clear_body(ctx->resp);
 		if (replay(ctx, s.hash, &rc))
 			return rc;
-		return wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
-				      "a request with this Idempotency-Key is "
-				      "still running");
+		return in_progress(ctx);
 	}
-	if (rc == WL_ERR_BUSY) {
-		wl_resp_clear_body(ctx->resp);
-		return wl_reply_error(ctx, WL_C_IDEMPOTENCY_IN_PROGRESS,
-				      "a request with this Idempotency-Key is "
-				      "still running");
-	}
-	if (rc == WL_ERR_INVALID)
-		return WL_OK; /* the handler's own 5xx/429 answer stands */
+	if (rc == WL_ERR_BUSY)
+		return in_progress(ctx);
 	return rc;
 }

@@ -41,24 +41,49 @@
 
 #define ACTIVE_STATUSES "('waiting', 'ready', 'confirmed')"
 
+/* The lowest ticket among the line's active walk-ins: one index dive
+ * (entries_walkins, on the generated column is_active). */
+#define LINE_HEAD                                                         \
+	"(SELECT MIN(h.ticket) FROM entries h WHERE h.queue_id = "          \
+	"e.queue_id AND h.is_booking = 0 AND h.is_active = 1)"
+
 /*
- * Entry columns in the order entry.c reads them.  The last two are the
- * place among the line's active walk-ins and the mean wait of walk-ins
- * served since the bound instant (the only parameter, always first).
+ * The position of e, an active walk-in.  A line's tickets run 1, 2, 3...
+ * without gaps (migrations/008), so with h the lowest active ticket, the
+ * tickets h..e.ticket are held by e, by those ahead of e, and by those
+ * who left out of turn: position = e.ticket - h + 1 - (walk-ins no longer
+ * active with a ticket between h and e.ticket).  That is two index dives
+ * and a range of out-of-turn departures, however long the line.  MariaDB
+ * bounds these ranges only when e is a constant (one entry read by id),
+ * so lists use ENTRY_POSITION_LIST, which counts the active walk-ins
+ * ahead: its index lookup by line keeps that to the line's active
+ * walk-ins.  Both give the same number.
  */
-#define ENTRY_COLS                                                        \
+#define ENTRY_POSITION                                                    \
+	"e.ticket + 1 - " LINE_HEAD " - (SELECT COUNT(*) FROM entries d "   \
+	"WHERE d.queue_id = e.queue_id AND d.is_booking = 0 AND "           \
+	"d.is_active = 0 AND d.ticket > " LINE_HEAD " AND d.ticket < "      \
+	"e.ticket)"
+#define ENTRY_POSITION_LIST                                               \
+	"(SELECT COUNT(*) FROM entries p WHERE p.queue_id = e.queue_id AND " \
+	"p.is_booking = 0 AND p.is_active = 1 AND p.ticket <= e.ticket)"
+
+/*
+ * Entry columns in the order entry.c reads them, with `pos` computing the
+ * position.  The last two are the place among the line's active walk-ins
+ * and the mean wait of walk-ins served since the bound instant (the only
+ * parameter, always first).
+ */
+#define ENTRY_COLS(pos)                                                   \
 	"e.id, e.guest_id, e.booking_id, e.version, e.status, e.queue_id, "  \
 	"e.business_id, e.full_name, e.phone, e.party_size, e.notes, "     \
 	"e.service_type_id, e.custom_data, e.external_reference, "         \
 	"e.is_booking, e.scheduled_for, e.sms_consent, e.created_at, "     \
 	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.status IN "        \
-	ACTIVE_STATUSES " THEN (SELECT COUNT(*) FROM entries p WHERE "     \
-	"p.queue_id = e.queue_id AND p.status IN " ACTIVE_STATUSES         \
-	" AND p.is_booking = 0 AND (p.created_at < e.created_at OR "       \
-	"(p.created_at = e.created_at AND p.id <= e.id))) END, CASE WHEN " \
-	"e.is_booking = 0 AND e.status IN " ACTIVE_STATUSES " THEN "       \
-	"(SELECT AVG(s.first_in_service_at - s.created_at) FROM entries s " \
-	"WHERE s.queue_id = e.queue_id AND s.is_booking = 0 AND "          \
+	ACTIVE_STATUSES " THEN " pos " END, CASE WHEN e.is_booking = 0 "    \
+	"AND e.status IN " ACTIVE_STATUSES " THEN (SELECT "                 \
+	"AVG(s.first_in_service_at - s.created_at) FROM entries s WHERE "  \
+	"s.queue_id = e.queue_id AND s.is_booking = 0 AND "                \
 	"s.first_in_service_at >= ?) END"
 
 /* The key's restrictions on entries: biz, biz, queues, queues. */
@@ -195,21 +220,21 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 		      "idempotency_keys WHERE key_id = ? AND idem_key = ?",
     [STMT_IDEM_INSERT] =
 	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "
-	"status, body, created_at) VALUES (?, ?, ?, 0, NULL, ?)",
-    [STMT_IDEM_FINISH] = "UPDATE idempotency_keys SET status = ?, body = ? "
-			 "WHERE key_id = ? AND idem_key = ?",
+	"status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     [STMT_USAGE_BUMP] =
 	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "
 	"LAST_INSERT_ID(guests + 1)",
-    [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS " FROM entries e WHERE "
-		       "e.tenant_id = ? AND e.id = ?",
+    [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS(ENTRY_POSITION) " FROM entries "
+		       "e WHERE e.tenant_id = ? AND e.id = ?",
     [STMT_ENTRY_LIST] =
-	"SELECT " ENTRY_COLS " FROM entries e WHERE e.tenant_id = ? AND "
+	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) " FROM entries e WHERE "
+	"e.tenant_id = ? AND "
 	"(e.updated_at > ? OR (e.updated_at = ? AND e.id > ?)) AND "
 	ENTRY_VISIBLE " ORDER BY e.updated_at, e.id LIMIT ?",
     [STMT_ENTRY_LIST_EXTREF] =
-	"SELECT " ENTRY_COLS " FROM entries e WHERE e.tenant_id = ? AND "
+	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) " FROM entries e WHERE "
+	"e.tenant_id = ? AND "
 	"e.external_reference = ? AND (e.updated_at > ? OR (e.updated_at = "
 	"? AND e.id > ?)) AND " ENTRY_VISIBLE " ORDER BY e.updated_at, e.id "
 	"LIMIT ?",
@@ -224,8 +249,12 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"guest_id, booking_id, version, status, is_booking, full_name, phone, "
 	"party_size, notes, service_type_id, custom_data, "
 	"external_reference, scheduled_for, booking_end, sms_consent, "
-	"created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, "
-	"?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_TICKET_ISSUE] =
+	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
+	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "
+	"LAST_INSERT_ID(issued + 1)",
     [STMT_ENTRY_SET_STATUS] =
 	"UPDATE entries SET status = ?, version = version + 1, updated_at = "
 	"?, first_in_service_at = IF(? = 'in_service' AND "

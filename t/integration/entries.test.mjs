@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { api, sleep, uniq } from './lib.mjs';
 import {
-  ALL_DAY, TS_RE, assertContiguous, assertError, create, dayZone, entryCount, events,
+  ALLOWED, ALL_DAY, TS_RE, assertContiguous, assertError, create, dayZone, entryCount, events,
   getEntry, hours, iso, key, line, moveThrough, mustCreate, nextSlot, setStatus, setup,
   todayKey, write,
 } from './util-entries.mjs';
@@ -463,6 +463,55 @@ test('position counts active walk-ins of the line by creation; estimatedWaitMinu
   const last = await getEntry(A.key, w[2].id);
   assert.equal(last.position, 1);
   assert.equal((await getEntry(A.key, bk.id)).position, null);
+});
+
+test('positions follow a model through out-of-turn departures and returns to the line', async () => {
+  // A fresh line; each step moves a random walk-in along an allowed
+  // transition (seeded, so a failure repeats), then every walk-in's
+  // position, read alone and in the list, must equal its place among the
+  // active walk-ins in creation order.  Bookings in the line hold none.
+  const T = setup({ q1: { timeZone: dayZone() } });
+  let seed = 20261121;
+  const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const active = (e) => ['waiting', 'ready', 'confirmed'].includes(e.status);
+  const model = () => {
+    let n = 0;
+    return new Map(entries.map((e) => [e.id, active(e) ? ++n : null]));
+  };
+  const entries = [];
+  for (let i = 0; i < 10; i++) {
+    const e = await mustCreate(T.key, { queueId: T.queueId, partySize: 1, fullName: `M${i}` });
+    assert.equal(e.position, entries.filter(active).length + 1, 'a new walk-in is last in line');
+    entries.push(e);
+    if (i === 4) {
+      await mustCreate(T.key, { queueId: T.queueId, partySize: 1, fullName: 'Booked', isBooking: true, scheduledFor: iso(nextSlot()) });
+    }
+  }
+  const check = async (step) => {
+    const want = model();
+    for (const e of entries) {
+      assert.equal((await getEntry(T.key, e.id)).position, want.get(e.id), `step ${step}: GET ${e.id}`);
+    }
+    const list = await api('GET', '/waitlist/entries?limit=100', { key: T.key });
+    assert.equal(list.status, 200, list.text);
+    for (const e of list.json.entries) {
+      if (!e.isBooking) assert.equal(e.position, want.get(e.id), `step ${step}: list ${e.id}`);
+      else assert.equal(e.position, null);
+    }
+  };
+  await check('start');
+  for (let step = 0; step < 24; step++) {
+    const open = entries.filter((e) => ALLOWED[e.status].length > 0);
+    if (open.length === 0) break;
+    const e = open[rand(open.length)];
+    // Favour the head of the line and returns from in_service, the cases
+    // that move the line's lowest active ticket.
+    const to = e.status === 'in_service' && rand(2) === 0 ? 'waiting' : ALLOWED[e.status][rand(ALLOWED[e.status].length)];
+    const moved = await moveThrough(T.key, e, [to]);
+    entries[entries.indexOf(e)] = moved;
+    assert.equal(moved.position, model().get(moved.id), `step ${step}: the reply of ${e.status} -> ${to}`);
+    await check(step);
+  }
 });
 
 // ---- GET /waitlist/entries ----
