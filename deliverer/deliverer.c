@@ -2,10 +2,11 @@
  * waitlist-deliverer: pushes signed webhooks.  Each turn of the loop fans
  * new events out to deliveries, claims due deliveries under a lease, and
  * sends them concurrently with the libcurl multi interface (bounded
- * overall and per endpoint); each finished transfer is recorded by the
- * library, which decides retries.  No database lock is held while HTTP
- * is in flight.  SIGTERM stops claiming and waits for the transfers in
- * flight (at most the attempt timeout); --once runs until nothing is due.
+ * overall and per endpoint); the transfers that finished in a turn are
+ * recorded together, in one transaction, by the library, which decides
+ * retries.  No database lock is held while HTTP is in flight.  SIGTERM
+ * stops claiming and waits for the transfers in flight (at most the
+ * attempt timeout); --once runs until nothing is due.
  */
 #include "config.h"
 
@@ -176,34 +177,73 @@ fail:
 	return -1;
 }
 
+/* The outcome of finished transfer x. */
 static void
-finish(struct loop *l, struct xfer *x, CURLcode code)
+result_of(const struct xfer *x, CURLcode code, int64_t now,
+	  struct wl_send_result *res)
 {
-	struct wl_send_result res;
 	long status = 0;
-	size_t i;
 
-	memset(&res, 0, sizeof(res));
-	res.attempted_at = x->started;
-	res.duration_ms = (long)(wl_clock_ms() - x->started);
-	res.retry_after = x->retry_after;
-	res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+	memset(res, 0, sizeof(*res));
+	res->attempted_at = x->started;
+	res->duration_ms = (long)(now - x->started);
+	res->retry_after = x->retry_after;
+	res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
 	if (code == CURLE_OK &&
 	    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) ==
 		CURLE_OK)
-		res.http_status = (int)status;
-	if (wl_deliver_record(l->app, l->owner, &x->send, &res) != 0)
+		res->http_status = (int)status;
+}
+
+/*
+ * Record every transfer that has finished, all in one transaction (a
+ * commit per attempt would bound the deliverer by the database's fsyncs),
+ * then let them go.  Returns how many finished.
+ */
+static size_t
+reap(struct loop *l)
+{
+	struct wl_attempt *done;
+	struct xfer *x, **xs;
+	CURLMsg *msg;
+	int64_t now = wl_clock_ms();
+	size_t n = 0, i, j;
+	int left;
+
+	if (l->n == 0)
+		return 0;
+	done = calloc(l->n, sizeof(*done));
+	xs = calloc(l->n, sizeof(*xs));
+	if (done == NULL || xs == NULL)
+		goto out; /* try again on the next turn */
+	while (n < l->n &&
+	       (msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+				  (char **)&x);
+		result_of(x, msg->data.result, now, &done[n].res);
+		done[n].send = &x->send;
+		xs[n++] = x;
+	}
+	if (wl_deliver_record(l->app, l->owner, done, n) != 0)
 		wl_log(WL_LOG_WARN,
-		       "\"msg\":\"could not record an attempt; its lease will "
-		       "expire and it will be sent again\",\"deliveryId\":\"%s\"",
-		       x->send.delivery_id);
-	curl_multi_remove_handle(l->multi, x->easy);
-	for (i = 0; i < l->n; i++)
-		if (l->xfers[i] == x) {
-			l->xfers[i] = l->xfers[--l->n];
-			break;
-		}
-	xfer_free(x);
+		       "\"msg\":\"could not record %zu attempts; their leases "
+		       "will expire and they will be sent again\"",
+		       n);
+	for (i = 0; i < n; i++) {
+		curl_multi_remove_handle(l->multi, xs[i]->easy);
+		for (j = 0; j < l->n; j++)
+			if (l->xfers[j] == xs[i]) {
+				l->xfers[j] = l->xfers[--l->n];
+				break;
+			}
+		xfer_free(xs[i]);
+	}
+out:
+	free(done);
+	free(xs);
+	return n;
 }
 
 /*
@@ -287,7 +327,6 @@ main(int argc, char *argv[])
 	struct loop l;
 	char err[512];
 	int ch, once = 0, running;
-	CURLMsg *msg;
 
 	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
 		if (ch == 'c')
@@ -328,14 +367,7 @@ main(int argc, char *argv[])
 	for (;;) {
 		size_t started = stopping ? start_waiting(&l, 1) : feed(&l);
 		curl_multi_perform(l.multi, &running);
-		while ((msg = curl_multi_info_read(l.multi, &running)) != NULL) {
-			struct xfer *x = NULL;
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-					  (char **)&x);
-			finish(&l, x, msg->data.result);
-		}
+		reap(&l);
 		if ((stopping || (once && started == 0)) && l.n == 0)
 			break;
 		/* Sleep until a transfer needs us or the next poll is due. */
