@@ -297,7 +297,7 @@ next_feed(const struct loop *l)
 /*
  * Is it time to look for due deliveries?  Every poll interval when idle,
  * more often while deliveries keep coming, and while the last look
- * filled all the room it had (a backlog) as soon as a quarter of the
+ * filled all the room it had (a backlog) as soon as half of the
  * room is free again: a claim costs two statements, whatever it brings,
  * so it is not made for one delivery.
  */
@@ -308,7 +308,7 @@ feed_due(const struct loop *l, int64_t now)
 
 	if (busy >= total)
 		return 0;
-	if (l->more && total - busy >= (total + 3) / 4)
+	if (l->more && total - busy >= (total + 1) / 2)
 		return 1;
 	return now >= next_feed(l);
 }
