@@ -65,6 +65,16 @@ struct fanout {
 	long created;
 };
 
+/* Insert the first n (1 or WL_DELIVERY_INSERT_ROWS) deliveries of v,
+ * whose 9 values each are in order. */
+static int
+insert_rows(struct wl_db *db, const struct wl_sqlval *v, size_t n)
+{
+	return wl_sql_do(db, n == 1 ? STMT_DELIVERY_INSERT
+				    : STMT_DELIVERY_INSERT_MANY,
+			 v, n * 9);
+}
+
 static int
 fanout_txn(struct wl_db *db, void *arg)
 {
@@ -75,8 +85,9 @@ fanout_txn(struct wl_db *db, void *arg)
 	long long to = wl_rows_int(f->events, f->n - 1, 0);
 	unsigned long long moved = 0;
 	int64_t now = wl_now_ms();
-	char id[WL_ID_MAX];
-	size_t i;
+	char id[WL_DELIVERY_INSERT_ROWS][WL_ID_MAX];
+	struct wl_sqlval v[WL_DELIVERY_INSERT_ROWS * 9];
+	size_t i, k = 0, j;
 	int rc;
 
 	f->created = 0;
@@ -88,20 +99,27 @@ fanout_txn(struct wl_db *db, void *arg)
 	for (i = 0; i < f->n; i++) {
 		if (!matches(f->subs, f->r, f->events, i))
 			continue;
-		if (wl_id_new("dlv_", id) != WL_OK)
+		if (wl_id_new("dlv_", id[k]) != WL_OK)
 			return WL_ERR_CRYPTO;
-		rc = wl_sql_do(db, STMT_DELIVERY_INSERT,
-			       SQL_ARGS(SQL_STR(id), SQL_STR(tenant),
-					SQL_STR(sub),
-					SQL_INT(wl_rows_int(f->events, i, 0)),
-					SQL_STR(wl_rows_str(f->events, i, 1)),
-					SQL_STR(wl_rows_str(f->events, i, 2)),
-					SQL_INT(now), SQL_INT(now),
-					SQL_INT(now)));
-		if (rc != WL_OK)
+		const struct wl_sqlval row[9] = {
+		    SQL_STR(id[k]), SQL_STR(tenant), SQL_STR(sub),
+		    SQL_INT(wl_rows_int(f->events, i, 0)),
+		    SQL_STR(wl_rows_str(f->events, i, 1)),
+		    SQL_STR(wl_rows_str(f->events, i, 2)), SQL_INT(now),
+		    SQL_INT(now), SQL_INT(now)};
+		memcpy(&v[k * 9], row, sizeof(row));
+		if (++k < WL_DELIVERY_INSERT_ROWS)
+			continue;
+		if ((rc = insert_rows(db, v, k)) != WL_OK)
 			return rc;
-		f->created++;
+		f->created += (long)k;
+		k = 0;
 	}
+	/* The rest one by one: a statement per row count would be needed. */
+	for (j = 0; j < k; j++)
+		if ((rc = insert_rows(db, &v[j * 9], 1)) != WL_OK)
+			return rc;
+	f->created += (long)k;
 	return WL_OK;
 }
 
