@@ -1,11 +1,13 @@
 /*
- * waitlist-deliverer: pushes signed webhooks.  Each turn of the loop fans
- * new events out to deliveries, claims due deliveries under a lease, and
- * sends them concurrently with the libcurl multi interface (bounded
- * overall and per endpoint); each finished transfer is recorded by the
- * library, which decides retries.  No database lock is held while HTTP
- * is in flight.  SIGTERM stops claiming and waits for the transfers in
- * flight (at most the attempt timeout); --once runs until nothing is due.
+ * waitlist-deliverer: pushes signed webhooks.  The loop fans new events
+ * out to deliveries, claims due deliveries under a lease, and sends them
+ * concurrently with the libcurl multi interface (bounded overall and per
+ * endpoint).  The attempts that finish together are recorded together,
+ * in one transaction, by the library, which decides retries; a claimed
+ * delivery starts as soon as its endpoint has room.  No database lock is
+ * held while HTTP is in flight.  SIGTERM stops claiming and waits for the
+ * transfers in flight (at most the attempt timeout); --once runs until
+ * nothing is due.
  */
 #include "config.h"
 
@@ -55,11 +57,20 @@ struct loop {
 	size_t n, cap;
 	struct waiting *wait;	/* claimed, not started yet */
 	size_t nwait;
+	int64_t last_feed;	/* when we last looked for due deliveries */
+	int found;		/* that look found some */
+	int more;		/* it filled all the room: more is due */
 };
 
 /* A claimed delivery may wait this long for room; then it goes back
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
+
+/* While deliveries keep coming, look for new ones this often rather
+ * than every poll interval: what a new event waits for its delivery is
+ * bounded by it, and a look that finds nothing costs two cheap
+ * statements. */
+#define FLOWING_POLL_MS 20
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -176,34 +187,73 @@ fail:
 	return -1;
 }
 
+/* The outcome of finished transfer x. */
 static void
-finish(struct loop *l, struct xfer *x, CURLcode code)
+result_of(const struct xfer *x, CURLcode code, int64_t now,
+	  struct wl_send_result *res)
 {
-	struct wl_send_result res;
 	long status = 0;
-	size_t i;
 
-	memset(&res, 0, sizeof(res));
-	res.attempted_at = x->started;
-	res.duration_ms = (long)(wl_clock_ms() - x->started);
-	res.retry_after = x->retry_after;
-	res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+	memset(res, 0, sizeof(*res));
+	res->attempted_at = x->started;
+	res->duration_ms = (long)(now - x->started);
+	res->retry_after = x->retry_after;
+	res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
 	if (code == CURLE_OK &&
 	    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) ==
 		CURLE_OK)
-		res.http_status = (int)status;
-	if (wl_deliver_record(l->app, l->owner, &x->send, &res) != 0)
+		res->http_status = (int)status;
+}
+
+/*
+ * Record every transfer that has finished, all in one transaction (a
+ * commit per attempt would bound the deliverer by the database's fsyncs),
+ * then let them go.  Returns how many finished.
+ */
+static size_t
+reap(struct loop *l)
+{
+	struct wl_attempt *done;
+	struct xfer *x, **xs;
+	CURLMsg *msg;
+	int64_t now = wl_clock_ms();
+	size_t n = 0, i, j;
+	int left;
+
+	if (l->n == 0)
+		return 0;
+	done = calloc(l->n, sizeof(*done));
+	xs = calloc(l->n, sizeof(*xs));
+	if (done == NULL || xs == NULL)
+		goto out; /* try again on the next turn */
+	while (n < l->n &&
+	       (msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+				  (char **)&x);
+		result_of(x, msg->data.result, now, &done[n].res);
+		done[n].send = &x->send;
+		xs[n++] = x;
+	}
+	if (wl_deliver_record(l->app, l->owner, done, n) != 0)
 		wl_log(WL_LOG_WARN,
-		       "\"msg\":\"could not record an attempt; its lease will "
-		       "expire and it will be sent again\",\"deliveryId\":\"%s\"",
-		       x->send.delivery_id);
-	curl_multi_remove_handle(l->multi, x->easy);
-	for (i = 0; i < l->n; i++)
-		if (l->xfers[i] == x) {
-			l->xfers[i] = l->xfers[--l->n];
-			break;
-		}
-	xfer_free(x);
+		       "\"msg\":\"could not record %zu attempts; their leases "
+		       "will expire and they will be sent again\"",
+		       n);
+	for (i = 0; i < n; i++) {
+		curl_multi_remove_handle(l->multi, xs[i]->easy);
+		for (j = 0; j < l->n; j++)
+			if (l->xfers[j] == xs[i]) {
+				l->xfers[j] = l->xfers[--l->n];
+				break;
+			}
+		xfer_free(xs[i]);
+	}
+out:
+	free(done);
+	free(xs);
+	return n;
 }
 
 /*
@@ -233,38 +283,84 @@ start_waiting(struct loop *l, int give_back_all)
 	return started;
 }
 
+/* When the next look for due deliveries is due (see feed_due()). */
+static int64_t
+next_feed(const struct loop *l)
+{
+	int64_t every = l->cfg->deliverer_poll_ms;
+
+	if (l->found && every > FLOWING_POLL_MS)
+		every = FLOWING_POLL_MS;
+	return l->last_feed + every;
+}
+
 /*
- * Fan out, claim as many deliveries as there is room for overall, and
- * start them.  A claimed delivery whose endpoint is at its limit waits
- * here rather than going back at once, which would cost a commit each.
- * Returns how many started.
+ * Is it time to look for due deliveries?  Every poll interval when idle,
+ * more often while deliveries keep coming, and while the last look
+ * filled all the room it had (a backlog) as soon as half of the
+ * room is free again: a claim costs two statements, whatever it brings,
+ * so it is not made for one delivery.
+ */
+static int
+feed_due(const struct loop *l, int64_t now)
+{
+	size_t total = l->cfg->deliverer_concurrency, busy = l->n + l->nwait;
+
+	if (busy >= total)
+		return 0;
+	if (l->more && total - busy >= (total + 1) / 2)
+		return 1;
+	return now >= next_feed(l);
+}
+
+/*
+ * Fan out, and claim as many deliveries as there is room for overall.
+ * They wait in l->wait until their endpoint has room (rather than going
+ * back at once, which would cost a commit each).  Returns how many were
+ * claimed to be sent.
  */
 static size_t
-feed(struct loop *l)
+feed(struct loop *l, int64_t now)
 {
 	struct wl_send *sends = NULL;
-	size_t n = 0, i;
-	unsigned busy = (unsigned)(l->n + l->nwait);
+	size_t n = 0, i, busy = l->n + l->nwait;
 	unsigned room = l->cfg->deliverer_concurrency > busy
-			    ? l->cfg->deliverer_concurrency - busy
+			    ? l->cfg->deliverer_concurrency - (unsigned)busy
 			    : 0;
 	struct waiting *nw;
-	long created;
+	long created = 0;
 
+	l->last_feed = now;
+	l->found = l->more = 0;
 	if (wl_deliver_fanout(l->app, &created) != 0 || room == 0 ||
 	    wl_deliver_claim(l->app, l->owner, room, &sends, &n) != 0 ||
 	    (nw = realloc(l->wait, (l->nwait + n + 1) * sizeof(*nw))) == NULL) {
 		wl_sends_free(sends, n);
 		free(sends);
-		return start_waiting(l, 0);
+		return 0;
 	}
 	l->wait = nw;
 	for (i = 0; i < n; i++) {
 		l->wait[l->nwait].send = sends[i];
-		l->wait[l->nwait++].claimed = wl_clock_ms();
+		l->wait[l->nwait++].claimed = now;
 	}
 	free(sends);
-	return start_waiting(l, 0);
+	l->found = n > 0;
+	l->more = n == room;
+	return n;
+}
+
+/* How long the loop may sleep when no transfer needs it. */
+static int
+poll_timeout(const struct loop *l, int once)
+{
+	int64_t now = wl_clock_ms(), left = next_feed(l) - now;
+
+	if (stopping)
+		return (int)l->cfg->deliverer_poll_ms;
+	if (feed_due(l, now) || (once && l->n + l->nwait == 0))
+		return 0;
+	return left < 0 ? 0 : (int)left;
 }
 
 static void
@@ -287,7 +383,6 @@ main(int argc, char *argv[])
 	struct loop l;
 	char err[512];
 	int ch, once = 0, running;
-	CURLMsg *msg;
 
 	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
 		if (ch == 'c')
@@ -326,22 +421,22 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", l.owner);
 	for (;;) {
-		size_t started = stopping ? start_waiting(&l, 1) : feed(&l);
+		int64_t now = wl_clock_ms();
+		size_t claimed = 1;
+
+		if (stopping)
+			start_waiting(&l, 1);
+		else if (feed_due(&l, now) || (once && l.n + l.nwait == 0))
+			claimed = feed(&l, now);
+		start_waiting(&l, 0);
 		curl_multi_perform(l.multi, &running);
-		while ((msg = curl_multi_info_read(l.multi, &running)) != NULL) {
-			struct xfer *x = NULL;
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-					  (char **)&x);
-			finish(&l, x, msg->data.result);
-		}
-		if ((stopping || (once && started == 0)) && l.n == 0)
+		/* What finished freed room at its endpoint. */
+		if (reap(&l) > 0)
+			start_waiting(&l, 0);
+		if (l.n + l.nwait == 0 && (stopping || (once && claimed == 0)))
 			break;
-		/* Sleep until a transfer needs us or the next poll is due. */
-		curl_multi_poll(l.multi, NULL, 0,
-				l.n > 0 ? 20 : (int)cfg->deliverer_poll_ms,
-				NULL);
+		/* Sleep until a transfer needs us or the next look is due. */
+		curl_multi_poll(l.multi, NULL, 0, poll_timeout(&l, once), NULL);
 	}
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
 	free(l.xfers);

@@ -65,6 +65,16 @@ struct fanout {
 	long created;
 };
 
+/* Insert the first n (1 or WL_DELIVERY_INSERT_ROWS) deliveries of v,
+ * whose 9 values each are in order. */
+static int
+insert_rows(struct wl_db *db, const struct wl_sqlval *v, size_t n)
+{
+	return wl_sql_do(db, n == 1 ? STMT_DELIVERY_INSERT
+				    : STMT_DELIVERY_INSERT_MANY,
+			 v, n * 9);
+}
+
 static int
 fanout_txn(struct wl_db *db, void *arg)
 {
@@ -75,8 +85,9 @@ fanout_txn(struct wl_db *db, void *arg)
 	long long to = wl_rows_int(f->events, f->n - 1, 0);
 	unsigned long long moved = 0;
 	int64_t now = wl_now_ms();
-	char id[WL_ID_MAX];
-	size_t i;
+	char id[WL_DELIVERY_INSERT_ROWS][WL_ID_MAX];
+	struct wl_sqlval v[WL_DELIVERY_INSERT_ROWS * 9];
+	size_t i, k = 0, j;
 	int rc;
 
 	f->created = 0;
@@ -88,20 +99,27 @@ fanout_txn(struct wl_db *db, void *arg)
 	for (i = 0; i < f->n; i++) {
 		if (!matches(f->subs, f->r, f->events, i))
 			continue;
-		if (wl_id_new("dlv_", id) != WL_OK)
+		if (wl_id_new("dlv_", id[k]) != WL_OK)
 			return WL_ERR_CRYPTO;
-		rc = wl_sql_do(db, STMT_DELIVERY_INSERT,
-			       SQL_ARGS(SQL_STR(id), SQL_STR(tenant),
-					SQL_STR(sub),
-					SQL_INT(wl_rows_int(f->events, i, 0)),
-					SQL_STR(wl_rows_str(f->events, i, 1)),
-					SQL_STR(wl_rows_str(f->events, i, 2)),
-					SQL_INT(now), SQL_INT(now),
-					SQL_INT(now)));
-		if (rc != WL_OK)
+		const struct wl_sqlval row[9] = {
+		    SQL_STR(id[k]), SQL_STR(tenant), SQL_STR(sub),
+		    SQL_INT(wl_rows_int(f->events, i, 0)),
+		    SQL_STR(wl_rows_str(f->events, i, 1)),
+		    SQL_STR(wl_rows_str(f->events, i, 2)), SQL_INT(now),
+		    SQL_INT(now), SQL_INT(now)};
+		memcpy(&v[k * 9], row, sizeof(row));
+		if (++k < WL_DELIVERY_INSERT_ROWS)
+			continue;
+		if ((rc = insert_rows(db, v, k)) != WL_OK)
 			return rc;
-		f->created++;
+		f->created += (long)k;
+		k = 0;
 	}
+	/* The rest one by one: a statement per row count would be needed. */
+	for (j = 0; j < k; j++)
+		if ((rc = insert_rows(db, &v[j * 9], 1)) != WL_OK)
+			return rc;
+	f->created += (long)k;
 	return WL_OK;
 }
 
@@ -414,33 +432,46 @@ error_class(const struct wl_send_result *res)
 	return "http";
 }
 
+/* What one attempt leads to, decided before the transaction that
+ * writes it (so that a retried transaction writes the same thing). */
+struct outcome {
+	const struct wl_attempt *a;
+	const char *status;
+	int count;
+	int64_t next;
+	char *text; /* the attempt records with this one appended */
+};
+
 /*
- * Record an attempt of s (claimed by owner) and decide what follows:
- * 2xx succeeded; 410 failed and the subscription disabled; network
- * errors, timeouts, 408, 429 and 5xx retried with backoff until the
- * attempt or age limit; anything else failed.
+ * Decide what follows an attempt: 2xx succeeded; 410 failed (and the
+ * subscription disabled, by the caller); network errors, timeouts, 408,
+ * 429 and 5xx retried with backoff until the attempt or age limit;
+ * anything else failed.  Appends the redacted attempt record.
  */
-int
-wl_deliver_record(struct wl_app *app, const char *owner,
-		  const struct wl_send *s, const struct wl_send_result *res)
+static int
+decide(const struct wl_config *cfg, const struct wl_attempt *at,
+       int64_t now, struct outcome *o)
 {
-	const struct wl_config *cfg = app->cfg;
-	int st = res->http_status, count = s->attempt_count + 1, rc;
+	const struct wl_send *s = at->send;
+	const struct wl_send_result *res = &at->res;
+	int st = res->http_status;
 	int retry = res->timed_out || st == 0 || st == 408 || st == 429 ||
 		    st >= 500;
-	const char *status = "failed";
-	int64_t now = wl_now_ms(), next = now;
 	cJSON *attempts = cJSON_Parse(s->attempts), *a;
-	char *text;
 	unsigned rnd = 0;
 
+	o->a = at;
+	o->status = "failed";
+	o->count = s->attempt_count + 1;
+	o->next = now;
 	if (st >= 200 && st < 300)
-		status = "succeeded";
-	else if (retry && !s->manual && count < (int)cfg->max_attempts) {
+		o->status = "succeeded";
+	else if (retry && !s->manual && o->count < (int)cfg->max_attempts) {
 		wl_random_bytes(&rnd, sizeof(rnd));
-		next = now + wl_backoff_ms(cfg, count, res->retry_after, rnd);
-		if (next < s->created_at + cfg->max_age_seconds * 1000LL)
-			status = "pending";
+		o->next = now + wl_backoff_ms(cfg, o->count, res->retry_after,
+					      rnd);
+		if (o->next < s->created_at + cfg->max_age_seconds * 1000LL)
+			o->status = "pending";
 	}
 	if (attempts == NULL)
 		attempts = cJSON_CreateArray();
@@ -453,31 +484,89 @@ wl_deliver_record(struct wl_app *app, const char *owner,
 		cJSON_AddNullToObject(a, "responseStatus");
 	wl_json_add_int(a, "durationMs", res->duration_ms);
 	wl_json_add_str(a, "errorClass", error_class(res));
-	text = cJSON_PrintUnformatted(attempts);
+	o->text = cJSON_PrintUnformatted(attempts);
 	cJSON_Delete(attempts);
-	if (text == NULL)
-		return WL_ERR_NOMEM;
-	rc = wl_sql_do(app->db, STMT_RECORD,
-		       SQL_ARGS(SQL_STR(status), SQL_INT(count), SQL_INT(next),
-				SQL_INT(res->attempted_at), SQL_STR(text),
-				SQL_INT(now), SQL_STR(s->delivery_id),
-				SQL_STR(owner)));
-	free(text);
-	if (rc == WL_OK && st == 410) {
-		rc = wl_sql_do(app->db, STMT_SUB_DISABLE,
-			       SQL_ARGS(SQL_INT(now),
-					SQL_STR(s->subscription_id)));
-		if (rc == WL_OK)
-			rc = wl_sql_do(app->db, STMT_DELIVERY_FAIL_PENDING,
-				       SQL_ARGS(SQL_INT(now),
-						SQL_STR(s->subscription_id)));
+	return o->text == NULL ? WL_ERR_NOMEM : WL_OK;
+}
+
+struct record {
+	const char *owner;
+	struct outcome *v;
+	size_t n;
+	int64_t now;
+};
+
+/* Write every outcome; a row whose lease is no longer ours is left as
+ * it is (affects nothing).  The 410s come last, so that the pending
+ * deliveries they fail stay failed whatever else the batch holds. */
+static int
+record_txn(struct wl_db *db, void *arg)
+{
+	struct record *b = arg;
+	const struct outcome *o;
+	size_t i;
+	int rc = WL_OK;
+
+	for (i = 0; rc == WL_OK && i < b->n; i++) {
+		o = &b->v[i];
+		rc = wl_sql_do(db, STMT_RECORD,
+			       SQL_ARGS(SQL_STR(o->status), SQL_INT(o->count),
+					SQL_INT(o->next),
+					SQL_INT(o->a->res.attempted_at),
+					SQL_STR(o->text), SQL_INT(b->now),
+					SQL_STR(o->a->send->delivery_id),
+					SQL_STR(b->owner)));
 	}
-	wl_log(WL_LOG_INFO,
-	       "\"msg\":\"delivery attempt\",\"deliveryId\":\"%s\","
-	       "\"subscriptionId\":\"%s\",\"httpStatus\":%d,\"durationMs\":%ld,"
-	       "\"outcome\":\"%s\"",
-	       s->delivery_id, s->subscription_id, st, res->duration_ms,
-	       status);
+	for (i = 0; rc == WL_OK && i < b->n; i++) {
+		const char *sub = b->v[i].a->send->subscription_id;
+		if (b->v[i].a->res.http_status != 410)
+			continue;
+		rc = wl_sql_do(db, STMT_SUB_DISABLE,
+			       SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
+		if (rc == WL_OK)
+			rc = wl_sql_do(db, STMT_DELIVERY_FAIL_PENDING,
+				       SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
+	}
+	return rc;
+}
+
+/*
+ * Record n finished attempts of deliveries claimed by owner, and decide
+ * what follows each (see decide()), in one transaction: one commit for
+ * the lot rather than one per attempt.  On an error nothing is recorded;
+ * the leases then expire and those deliveries are sent again, with the
+ * same webhook-id (at least once).
+ */
+int
+wl_deliver_record(struct wl_app *app, const char *owner,
+		  const struct wl_attempt *v, size_t n)
+{
+	struct record b;
+	size_t i;
+	int rc = WL_OK;
+
+	if (n == 0)
+		return WL_OK;
+	b.owner = owner;
+	b.n = n;
+	b.now = wl_now_ms();
+	if ((b.v = calloc(n, sizeof(*b.v))) == NULL)
+		return WL_ERR_NOMEM;
+	for (i = 0; rc == WL_OK && i < n; i++)
+		rc = decide(app->cfg, &v[i], b.now, &b.v[i]);
+	if (rc == WL_OK)
+		rc = wl_db_txn(app->db, record_txn, &b);
+	for (i = 0; i < n; i++) {
+		wl_log(WL_LOG_INFO,
+		       "\"msg\":\"delivery attempt\",\"deliveryId\":\"%s\","
+		       "\"subscriptionId\":\"%s\",\"httpStatus\":%d,"
+		       "\"durationMs\":%ld,\"outcome\":\"%s\"",
+		       v[i].send->delivery_id, v[i].send->subscription_id,
+		       v[i].res.http_status, v[i].res.duration_ms,
+		       rc == WL_OK ? b.v[i].status : "unrecorded");
+		free(b.v[i].text);
+	}
+	free(b.v);
 	return rc;
 }
 

@@ -175,6 +175,7 @@ enum wl_stmt {
 	STMT_FANOUT_EVENTS,
 	STMT_FANOUT_ADVANCE,
 	STMT_DELIVERY_INSERT,
+	STMT_DELIVERY_INSERT_MANY,
 	STMT_CLAIM,
 	STMT_CLAIMED,
 	STMT_RECORD,
@@ -185,6 +186,10 @@ enum wl_stmt {
 	STMT_BOOKING_INTERVALS,
 	STMT__MAX
 };
+
+/* Rows STMT_DELIVERY_INSERT_MANY inserts: 9 parameters each, within the
+ * 48 a statement may bind. */
+#define WL_DELIVERY_INSERT_ROWS 5
 
 struct wl_db;
 

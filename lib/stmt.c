@@ -103,6 +103,13 @@
 	"d.attempt_count, d.next_attempt_at, d.last_attempt_at, "          \
 	"d.attempts, d.created_at"
 
+/* A delivery fanned out from an event (see STMT_DELIVERY_INSERT_MANY). */
+#define DLV_INSERT                                                        \
+	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "  \
+	"event_seq, event_id, event_type, status, next_attempt_at, "       \
+	"attempts, created_at, updated_at) VALUES "
+#define DLV_ROW "(?, ?, ?, ?, ?, ?, 'pending', ?, '[]', ?, ?)"
+
 const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_KEY_BY_DIGEST] =
 	"SELECT k.id, k.digest, k.scopes, k.business_ids, k.queue_ids, "
@@ -351,11 +358,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_FANOUT_ADVANCE] =
 	"UPDATE webhook_subscriptions SET fanout_seq = ? WHERE id = ? AND "
 	"fanout_seq = ? AND status = 'active'",
-    [STMT_DELIVERY_INSERT] =
-	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
-	"event_seq, event_id, event_type, status, next_attempt_at, attempts, "
-	"created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, "
-	"'[]', ?, ?)",
+    [STMT_DELIVERY_INSERT] = DLV_INSERT DLV_ROW,
+    /* WL_DELIVERY_INSERT_ROWS rows: a backlog fans out in fewer round
+     * trips. */
+    [STMT_DELIVERY_INSERT_MANY] = DLV_INSERT DLV_ROW ", " DLV_ROW ", " DLV_ROW
+				  ", " DLV_ROW ", " DLV_ROW,
     [STMT_CLAIM] =
 	"UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE status "
 	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? ORDER BY "

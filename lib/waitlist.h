@@ -184,14 +184,19 @@ struct wl_send_result {
 	int64_t attempted_at;	/* ms */
 };
 
+/* A finished attempt, for wl_deliver_record(). */
+struct wl_attempt {
+	const struct wl_send *send;
+	struct wl_send_result res;
+};
+
 WL_EXPORT void wl_deliver_owner(char out[48]);
 WL_EXPORT int wl_deliver_fanout(struct wl_app *, long *created);
 WL_EXPORT int wl_deliver_claim(struct wl_app *, const char *owner,
 			       unsigned max, struct wl_send **out,
 			       size_t *n);
 WL_EXPORT int wl_deliver_record(struct wl_app *, const char *owner,
-				const struct wl_send *,
-				const struct wl_send_result *);
+				const struct wl_attempt *, size_t n);
 WL_EXPORT int wl_deliver_release(struct wl_app *, const char *owner,
 				 const struct wl_send *);
 WL_EXPORT void wl_sends_free(struct wl_send *, size_t n);

@@ -119,6 +119,54 @@ describe('deliverer process', () => {
       'delivery records that do not show the one successful attempt');
   });
 
+  test('attempts that finish together are each recorded with their own outcome', { timeout: 60000 }, async (t) => {
+    // The deliverer records the attempts that finish in the same turn in
+    // one transaction: each row must still get its own status, count,
+    // next attempt and attempt record.
+    const ten = newTenant();
+    const url = rx.url(uniq('together'));
+    const answers = [200, 503, 404, 204, 500, 200, 400, 503, 200, 404, 202, 500];
+    // The same delay for all: answered within a few ms of each other.
+    rx.plan(url, ...answers.map((status) => ({
+      status, delayMs: 500, headers: status >= 500 ? { 'retry-after': '60' } : {},
+    })));
+    rx.setDefault(url, { status: 200 });
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    await burst(ten.k1, ten.q1, answers.length, answers.length);
+    const reqs = await rx.waitFor(url, answers.length, 20000);
+    await waitUntil(() => reqs.every((r) => r.answered !== null), 5000, 'every request answered');
+    const span = Math.max(...reqs.map((r) => r.answeredAt)) - Math.min(...reqs.map((r) => r.answeredAt));
+    t.diagnostic(`answered within ${span} ms`);
+    const answered = new Map(reqs.map((r) => [r.headers['webhook-id'], r]));
+    assert.equal(answered.size, answers.length, 'an event was sent twice');
+    const records = await waitUntil(async () => {
+      const list = await listDeliveries(ten.k1, sub.id);
+      return list.length === answers.length && list.every((d) => d.attemptCount === 1) && list;
+    }, 15000, 'every attempt to be recorded');
+    for (const d of records) {
+      const r = answered.get(d.eventId);
+      assert.ok(r, `${d.eventId} was never sent`);
+      const what = `${d.eventId} answered ${r.answered}`;
+      assert.equal(d.attempts.length, 1, what);
+      assert.equal(d.attempts[0].responseStatus, r.answered, what);
+      assert.equal(d.attempts[0].errorClass, r.answered < 300 ? null : 'http', what);
+      assert.equal(d.lastAttemptAt, d.attempts[0].attemptedAt, what);
+      if (r.answered < 300) {
+        assert.equal(d.status, 'succeeded', what);
+      } else if (r.answered >= 500) {
+        // Retry-After: 60 puts the next attempt a minute after this one.
+        assert.equal(d.status, 'pending', what);
+        const wait = Date.parse(d.nextAttemptAt) - Date.parse(d.attempts[0].attemptedAt);
+        assert.ok(wait >= 59000 && wait < 62000, `${what}: next attempt ${wait} ms later`);
+      } else {
+        assert.equal(d.status, 'failed', what);
+        assert.equal(d.nextAttemptAt, null, what);
+      }
+    }
+    const leased = sql(`SELECT COUNT(*) FROM deliveries WHERE subscription_id = '${sub.id}' AND lease_owner IS NOT NULL`);
+    assert.equal(leased[0][0], '0', 'a recorded delivery kept its lease');
+  });
+
   test('SIGKILL during a burst of 500 events: after a restart every event arrives, duplicates keep their webhook-id', { timeout: 240000 }, async (t) => {
     const ten = newTenant();
     const url = rx.url(uniq('kill'));
