@@ -111,20 +111,16 @@ overlapping(const struct intervals *iv, int64_t s, int64_t e)
 }
 
 /*
- * Check that a booking of minutes at instant at fits line q (inside the
- * open transaction; exclude is the entry being moved, or NULL).  The
- * line's booking counter is updated first, which serializes every booking
- * of the line until commit, so the capacity count cannot be raced.
+ * Check that a booking of minutes at instant at fits line q: bookings
+ * open, a slot of today's grid, and room (wl_booking_capacity(); inside
+ * the open transaction; exclude is the entry being moved, or NULL).
  * Returns 0 with *end set, -1 after a 409 reply, or a wl_err.
  */
 int
 wl_booking_place(struct wl_ctx *ctx, const struct wl_queue *q, int64_t at,
 		 long long minutes, const char *exclude, int64_t *end)
 {
-	struct intervals iv;
 	struct wl_booking_window w;
-	long long taken;
-	int rc;
 
 	if (!q->bookings_enabled || q->bookings_paused) {
 		wl_reply_error(ctx, WL_C_QUEUE_UNAVAILABLE,
@@ -141,12 +137,30 @@ wl_booking_place(struct wl_ctx *ctx, const struct wl_queue *q, int64_t at,
 			       q->slot_minutes);
 		return -1;
 	}
+	return wl_booking_capacity(ctx, q, at, *end, exclude);
+}
+
+/*
+ * Check that line q has room for one more active booking over [at, end)
+ * (inside the open transaction; exclude is the entry being placed, or
+ * NULL).  The line's booking counter is updated first, which serializes
+ * every booking of the line until commit, so the count cannot be raced.
+ * Returns 0, -1 after a 409 reply, or a wl_err.
+ */
+int
+wl_booking_capacity(struct wl_ctx *ctx, const struct wl_queue *q,
+		    int64_t at, int64_t end, const char *exclude)
+{
+	struct intervals iv;
+	long long taken;
+	int rc;
+
 	if ((rc = wl_sql_do(ctx->app->db, STMT_QUEUE_BOOKING_LOCK,
 			    SQL_ARGS(SQL_STR(q->id)))) != WL_OK)
 		return rc;
-	if ((rc = intervals_load(ctx, q->id, at, *end, exclude, &iv)) != WL_OK)
+	if ((rc = intervals_load(ctx, q->id, at, end, exclude, &iv)) != WL_OK)
 		return rc;
-	taken = overlapping(&iv, at, *end);
+	taken = overlapping(&iv, at, end);
 	intervals_free(&iv);
 	if (taken >= q->capacity) {
 		wl_reply_error(ctx, WL_C_BOOKING_UNAVAILABLE,

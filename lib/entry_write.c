@@ -55,6 +55,27 @@ history(struct wl_ctx *ctx, const char *entry, long long version,
 }
 
 /*
+ * A booking that returns to the line (in_service -> waiting) is active
+ * again and takes a place at its time: only when that still has room, so
+ * capacity holds however the booking got there.  0, -1 after a 409 reply,
+ * or a wl_err.
+ */
+static int
+booking_return(struct wl_ctx *ctx, const struct wl_rows *e)
+{
+	struct wl_queue q = {0};
+	int rc;
+
+	if ((rc = wl_queue_load(ctx, wl_rows_str(e, 0, L_QUEUE), &q)) <= 0)
+		return rc == 0 ? WL_ERR_NOTFOUND : -rc;
+	rc = wl_booking_capacity(ctx, &q, wl_rows_int(e, 0, L_SCHEDULED),
+				 wl_rows_int(e, 0, L_END),
+				 wl_rows_str(e, 0, L_ID));
+	wl_queue_clear(&q);
+	return rc;
+}
+
+/*
  * Move the locked entry to status `to`, checking in order: expected
  * status and version (409), then the transition table (400).  Writes the
  * history, emits status_changed (and booking.cancelled for a booking that
@@ -87,6 +108,9 @@ wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
 				      "an entry cannot move from %s to %s",
 				      wl_rows_str(e, 0, L_STATUS),
 				      wl_status_names[to]);
+	if (wl_rows_int(e, 0, L_IS_BOOKING) && !wl_status_active(from) &&
+	    wl_status_active(to) && (rc = booking_return(ctx, e)) != 0)
+		return rc < 0 ? WL_OK : rc;
 	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_SET_STATUS,
 		       SQL_ARGS(SQL_STR(wl_status_names[to]), SQL_INT(now),
 				SQL_STR(wl_status_names[to]), SQL_INT(now),

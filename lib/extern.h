@@ -561,6 +561,8 @@ int wl_booking_slot_ok(const struct wl_queue *,
 		       long long minutes);
 int wl_booking_place(struct wl_ctx *, const struct wl_queue *, int64_t at,
 		     long long minutes, const char *exclude, int64_t *end);
+int wl_booking_capacity(struct wl_ctx *, const struct wl_queue *,
+			int64_t at, int64_t end, const char *exclude);
 
 /* Request bodies and guest fields (guest.c). */
 cJSON *wl_body_json(struct wl_ctx *);

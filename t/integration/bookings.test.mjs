@@ -23,6 +23,7 @@ const A = setup({
     bl('qOne', { availability: { bookingCapacity: 1 } }),
     bl('qOne2', { availability: { bookingCapacity: 1 } }),
     bl('qOne3', { availability: { bookingCapacity: 1 } }),
+    bl('qOne4', { availability: { bookingCapacity: 1 } }),
     bl('qOff', { availability: { bookingsEnabled: false } }),
     bl('qPause', { availability: { bookingsPaused: true } }),
     bl('qDayOff', { availability: { bookingHours: hours(ALL_DAY, { [todayKey(ZONE)]: { enabled: false } }) } }),
@@ -404,6 +405,24 @@ test('concurrent reschedules of two bookings into the last place: one wins', asy
   const statuses = [ra.status, rb.status].sort();
   assert.deepEqual(statuses, [200, 409], `${ra.text} / ${rb.text}`);
   assert.equal(bookingsAt(A.qOne3, t), 1);
+});
+
+test('a booking back from in_service to waiting needs room at its time again', async () => {
+  // Capacity 1: while a is in service it holds no place, so b takes the
+  // slot; a cannot return to the line until b is gone.
+  const t = nextSlot() + SLOT_MS;
+  const a = await moveThrough(A.key, await mustCreate(A.key, booking(A.qOne4, t)), ['in_service']);
+  const b = await mustCreate(A.key, booking(A.qOne4, t));
+  const refused = await setStatus(A.key, a, 'waiting');
+  assertError(refused, 409, 'booking_unavailable');
+  const still = await getEntry(A.key, a.id);
+  assert.equal(still.status, 'in_service');
+  assert.equal(still.version, a.version);
+  await moveThrough(A.key, b, ['cancelled']);
+  const back = await setStatus(A.key, a, 'waiting');
+  assert.equal(back.status, 200, back.text);
+  assert.equal(back.json.entry.status, 'waiting');
+  assert.equal(back.json.entry.version, a.version + 1);
 });
 
 test('booking events are contiguous and carry no guest values', async () => {
