@@ -137,8 +137,7 @@ run(struct wl_db *db, void *arg)
 	int rc;
 
 	(void)db;
-	wl_resp_clear_body(ctx->resp);
-	ctx->resp->status = 0;
+	wl_resp_clear_body(ctx->resp); /* status 0: no answer yet */
 	if ((rc = s->handler(ctx)) != WL_OK)
 		return rc;
 	if (ctx->resp->status == 0 || ctx->resp->status >= 400)
