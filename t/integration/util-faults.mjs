@@ -99,8 +99,8 @@ export function fullPool(master = masterPid()) {
 // hand when it has been seen waiting in accept(2) (it is past its start)
 // and is no longer there; they are polled often, since a request takes a
 // few ms.  Without /proc or a known accept(2) number any worker will do.
-export async function killBusyWorkers(master, stop, { every = 100 } = {}) {
-  const killed = [];
+// `killed`, if given, is the array the pids go into as they are killed.
+export async function killBusyWorkers(master, stop, { every = 100, killed = [] } = {}) {
   const ready = new Set();
   let last = 0;
   while (!stop()) {
@@ -158,12 +158,14 @@ export async function untilAcknowledged(method, path, {
 }
 
 // Runs fn(i) for i in 0..n-1 on `clients` concurrent loops; returns the
-// results in order.
-export async function pool(n, clients, fn) {
-  const out = new Array(n);
+// results in order.  With `until`, the loops go on past n while until()
+// is false (a fault that must have struck during the load), up to max.
+export async function pool(n, clients, fn, { until = () => true, max = n } = {}) {
+  const out = [];
   let next = 0;
+  const more = () => next < n || (next < max && !until());
   await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < n) {
+    while (more()) {
       const i = next++;
       out[i] = await fn(i);
     }
