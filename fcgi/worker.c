@@ -160,7 +160,8 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	if ((app = wl_app_new(cfg, WL_APP_SERVE, err, sizeof(err))) == NULL) {
+	if ((app = wl_app_new(cfg, WL_APP_SERVE | WL_APP_KEYCACHE, err,
+			      sizeof(err))) == NULL) {
 		wl_log(WL_LOG_ERROR, "\"msg\":\"worker cannot start\"");
 		fprintf(stderr, "waitlist-fcgi: %s\n", err);
 		return 1;

@@ -289,6 +289,19 @@ out:
 	return rc;
 }
 
+/* After a committed change to a key or a tenant: the workers of this
+ * node drop the lookups they cached (other nodes' expire on their own). */
+static void
+tell_workers(struct wl_app *app)
+{
+	if (wl_keys_changed(app->cfg) != WL_OK)
+		wl_log(WL_LOG_WARN,
+		       "\"msg\":\"cannot reach the key epoch file; the "
+		       "workers see the change within key_cache_seconds\","
+		       "\"errno\":%d",
+		       errno);
+}
+
 /* waitlistctl key revoke: prints {"id", "revoked": true}. */
 int
 wl_admin_key_revoke(struct wl_app *app, const char *key_id, FILE *out,
@@ -308,6 +321,7 @@ wl_admin_key_revoke(struct wl_app *app, const char *key_id, FILE *out,
 			 key_id);
 		return WL_ERR_NOTFOUND;
 	}
+	tell_workers(app);
 	root = cJSON_CreateObject();
 	wl_json_add_str(root, "id", key_id);
 	wl_json_add_bool(root, "revoked", 1);
@@ -502,6 +516,7 @@ wl_admin_tenant_set(struct wl_app *app, const char *tenant_id,
 		db_fail(app, rc, err, errsz);
 		goto out;
 	}
+	tell_workers(app);
 	root = cJSON_CreateObject();
 	wl_json_add_str(root, "id", t.id);
 	wl_json_add_str(root, "plan", t.plan);

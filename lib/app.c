@@ -105,6 +105,8 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 		app->openapi = doc.p;
 		app->openapi_len = doc.len;
 	}
+	if (flags & WL_APP_KEYCACHE)
+		app->keys = wl_keycache_new(cfg);
 	if ((app->db = wl_db_new(cfg, dberr, sizeof(dberr))) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		goto fail;
@@ -146,6 +148,7 @@ wl_app_free(struct wl_app *app)
 	if (app == NULL)
 		return;
 	wl_db_free(app->db);
+	wl_keycache_free(app->keys);
 	free(app->openapi);
 	explicit_bzero(app->secret, sizeof(app->secret));
 	free(app);

@@ -66,13 +66,13 @@ bearer_token(const char *h)
  * 401 code, or a negative enum wl_err on a database failure.
  */
 int
-wl_key_authenticate(struct wl_db *db, const char *authorization,
+wl_key_authenticate(struct wl_app *app, const char *authorization,
 		    struct wl_key *key, enum wl_code *code)
 {
 	struct wl_rows *rows = NULL;
 	const char *token, *stored;
 	char digest[65];
-	int rc, ret = 0;
+	int rc, ret = 0, owned;
 
 	memset(key, 0, sizeof(*key));
 	if (authorization == NULL || *authorization == '\0') {
@@ -83,8 +83,7 @@ wl_key_authenticate(struct wl_db *db, const char *authorization,
 	if ((token = bearer_token(authorization)) == NULL)
 		return 0;
 	wl_sha256_hex(token, strlen(token), digest);
-	rc = wl_sql_exec(db, STMT_KEY_BY_DIGEST, SQL_ARGS(SQL_STR(digest)),
-			 &rows, NULL);
+	rc = wl_keycache_lookup(app->keys, app->db, digest, &rows, &owned);
 	if (rc != WL_OK)
 		return -rc;
 	if (rows->nrows != 1)
@@ -121,7 +120,8 @@ wl_key_authenticate(struct wl_db *db, const char *authorization,
 	}
 	ret = 1;
 out:
-	wl_rows_free(rows);
+	if (owned)
+		wl_rows_free(rows);
 	return ret;
 }
 

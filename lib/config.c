@@ -50,6 +50,8 @@ static const struct opt opts[] = {
     {"server", "test_clock", OPT_UINT, S(test_clock), "0", 0, 1},
     {"server", "ratelimit_slots", OPT_UINT, S(ratelimit_slots), "65536",
      1024, 16777216},
+    {"server", "key_cache_seconds", OPT_UINT, S(key_cache_seconds), "1", 0,
+     60},
     {"server", "secret_key_file", OPT_STR, S(secret_key_file),
      WL_SYSCONFDIR "/waitlist/secret.key", 0, 0},
     {"server", "migrations_dir", OPT_STR, S(migrations_dir),

@@ -375,8 +375,16 @@ struct wl_key {
 void wl_key_clear(struct wl_key *);
 /* Look up the bearer key.  Returns 1 and fills key, or 0 with *code set to
  * the 401 code, or <0 on a database error (enum wl_err negated). */
-int wl_key_authenticate(struct wl_db *, const char *authorization,
+int wl_key_authenticate(struct wl_app *, const char *authorization,
 			struct wl_key *key, enum wl_code *code);
+
+/* keycache.c: a worker's recent key lookups (see there). */
+struct wl_keycache;
+struct wl_keycache *wl_keycache_new(const struct wl_config *);
+void wl_keycache_free(struct wl_keycache *);
+int wl_keycache_lookup(struct wl_keycache *, struct wl_db *,
+		       const char *digest, struct wl_rows **rows, int *owned);
+int wl_keys_changed(const struct wl_config *);
 int wl_key_allows_business(const struct wl_key *, const char *business_id);
 int wl_key_allows_queue(const struct wl_key *, const char *business_id,
 			const char *queue_id);
@@ -396,6 +404,7 @@ struct wl_app {
 	struct wl_db *db;
 	unsigned char secret[WL_SECRET_LEN];
 	struct wl_ratelimit *rl; /* shared by the node's workers; may be NULL */
+	struct wl_keycache *keys; /* this worker's key lookups; may be NULL */
 	char *openapi; /* the OpenAPI document, loaded once */
 	size_t openapi_len;
 };

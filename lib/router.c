@@ -346,7 +346,7 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 	enum wl_code code;
 	int rc;
 
-	rc = wl_key_authenticate(ctx->app->db, ctx->http->authorization,
+	rc = wl_key_authenticate(ctx->app, ctx->http->authorization,
 				 &ctx->key, &code);
 	if (rc < 0)
 		return -rc;

@@ -53,6 +53,7 @@ struct wl_config {
 	unsigned cluster_nodes;	/* nodes sharing the rate limits */
 	unsigned test_clock;	/* honour X-Test-Now (test stacks only) */
 	unsigned ratelimit_slots;
+	unsigned key_cache_seconds; /* 0: look every key up */
 	char *secret_key_file;
 	char *migrations_dir;
 	char *openapi_file;
@@ -99,6 +100,7 @@ struct wl_app;
 #define WL_APP_SECRET 0x1  /* needs the secret key file */
 #define WL_APP_OPENAPI 0x2 /* needs the OpenAPI file */
 #define WL_APP_SERVE (WL_APP_SECRET | WL_APP_OPENAPI)
+#define WL_APP_KEYCACHE 0x4 /* caches key lookups (a FastCGI worker) */
 WL_EXPORT struct wl_app *wl_app_new(const struct wl_config *, unsigned flags,
 				    char *err, size_t errsz);
 WL_EXPORT void wl_app_free(struct wl_app *);

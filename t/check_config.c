@@ -57,6 +57,7 @@ START_TEST(empty_text_gives_every_default)
 	ck_assert_uint_eq(c->workers, 4);
 	ck_assert_str_eq(c->fcgi_socket, "/run/waitlist/fcgi.sock");
 	ck_assert_uint_eq(c->max_requests, 10000);
+	ck_assert_uint_eq(c->key_cache_seconds, 1);
 	ck_assert_str_eq(c->log_level, "info");
 	ck_assert_str_eq(c->allowed_hosts, "");
 	ck_assert_str_eq(c->insecure_hosts, "");

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { api, ctl, ctlFail, fixture, seed, sql } from './lib.mjs';
+import { HIGH_LIMITS } from './util-entries.mjs';
 import {
   ALL_SCOPES, assertError, assertOk, createKey, rawRequest,
 } from './util-foundation.mjs';
@@ -291,4 +292,54 @@ test("a key never reaches another tenant's resources", async () => {
   assertError(await api('GET', `/waitlist/queues?businessId=${b.b1}`, { key: a.k1 }), 404, 'not_found');
   const list = assertOk(await api('GET', '/waitlist/businesses', { key: a.k1 }));
   assert.deepEqual(list.businesses.map((x) => x.id), [a.b1]);
+});
+
+// Each worker caches the key lookups it makes (lib/keycache.c).  Requests
+// are sent 32 at a time so that every worker serves some.
+const burst = (n, fn) => Promise.all(Array.from({ length: n }, fn));
+
+function statementsExecuted() {
+  return Number(sql("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1]);
+}
+
+test('workers cache key lookups: many requests with one key cost a few lookups', async () => {
+  const refs = seed(fixture({ limits: HIGH_LIMITS }));
+  (await burst(32, () => api('GET', '/me', { key: refs.k1 }))).forEach((r) => assertOk(r));
+  const before = statementsExecuted();
+  for (let i = 0; i < 10; i++) {
+    (await burst(20, () => api('GET', '/me', { key: refs.k1 }))).forEach((r) => assertOk(r));
+  }
+  // GET /me needs nothing but the key: without the cache this would be
+  // 200 or more (the deliverer's polls add a few).
+  const executed = statementsExecuted() - before;
+  assert.ok(executed < 100, `${executed} statements for 200 GET /me`);
+});
+
+test('every worker sees waitlistctl revoke a key or change a tenant from the next request on', async () => {
+  const refs = seed(fixture({ limits: HIGH_LIMITS }));
+  const k = createKey(refs.t1, ALL_SCOPES);
+  const all = async (path, key) => burst(32, () => api('GET', path, { key }));
+  (await all('/waitlist/businesses', k.key)).forEach((r) => assertOk(r));
+  ctl('tenant', 'set', refs.t1, '--public-api', 'off');
+  (await all('/waitlist/businesses', k.key)).forEach((r) => assertError(r, 403, 'launch_disabled'));
+  ctl('tenant', 'set', refs.t1, '--public-api', 'on');
+  (await all('/waitlist/businesses', k.key)).forEach((r) => assertOk(r));
+  ctl('key', 'revoke', k.id);
+  (await all('/me', k.key)).forEach((r) => assertError(r, 401, 'revoked_api_key'));
+  (await all('/me', refs.k1)).forEach((r) => assertOk(r));
+});
+
+test('a key changed in the database behind waitlistctl is seen within key_cache_seconds (1)', async () => {
+  const refs = seed(fixture({ limits: HIGH_LIMITS }));
+  const k = createKey(refs.t1, ALL_SCOPES);
+  (await burst(32, () => api('GET', '/me', { key: k.key }))).forEach((r) => assertOk(r));
+  sql(`UPDATE api_keys SET revoked_at = ${Date.now()} WHERE id = '${k.id}'`, { tellWorkers: false });
+  const changed = Date.now();
+  for (;;) {
+    const codes = (await burst(32, () => api('GET', '/me', { key: k.key }))).map((r) => r.json?.code ?? r.status);
+    if (codes.every((c) => c === 'revoked_api_key')) break;
+    assert.ok(codes.every((c) => c === 'revoked_api_key' || c === 200), codes.join(','));
+    assert.ok(Date.now() - changed < 3000, `still accepted ${Date.now() - changed} ms after the change`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 });

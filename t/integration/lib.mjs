@@ -9,7 +9,9 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { validateResponse } from '../contract.mjs';
@@ -92,12 +94,32 @@ export function seed(fixtureObject) {
 
 // Runs a query as the database owner; rows as arrays of strings (NULL is
 // the string "NULL").
-export function sql(query) {
+export function sql(query, { tellWorkers = true } = {}) {
   const out = execFileSync('mariadb', [
     '--no-defaults', `--socket=${VAR}/mysql.sock`, '-u', userInfo().username,
     '-N', '-B', 'waitlist', '-e', query,
   ], { encoding: 'utf8' });
+  if (tellWorkers && /\b(api_keys|tenants)\b/i.test(query) && !/^\s*select\b/i.test(query)) keysChanged();
   return out.split('\n').filter((line) => line !== '').map((line) => line.split('\t'));
+}
+
+// After a change to keys or tenants made behind waitlistctl's back: adds
+// one to the node's key epoch, as waitlistctl does, so that the workers
+// drop the key lookups they cached (lib/keycache.c) from the next
+// request on.  The tests run one at a time, so a plain read and write
+// will do.
+export function keysChanged() {
+  let fd;
+  try {
+    fd = openSync(join(VAR, 'run', 'keys.epoch'), 'r+');
+  } catch {
+    return; // no worker has started
+  }
+  const b = Buffer.alloc(8);
+  readSync(fd, b, 0, 8, 0);
+  b.writeBigUInt64LE(b.readBigUInt64LE(0) + 1n);
+  writeSync(fd, b, 0, 8, 0);
+  closeSync(fd);
 }
 
 // Acts on the running stack through script/stack (db-stop, db-start,
