@@ -54,6 +54,7 @@ size_t wl_b64_encode(const unsigned char *, size_t, char *out);
 /* Time (timeutil.c).  Timestamps are int64 milliseconds since the epoch. */
 
 int64_t wl_now_ms(void);
+int64_t wl_mono_ms(void);
 /* Pin the clock to ms for the current request (tests); 0 unpins. */
 void wl_clock_pin(int64_t ms);
 void wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX]);

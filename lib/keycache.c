@@ -22,7 +22,6 @@
 #include <libgen.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "extern.h"
@@ -41,15 +40,6 @@ struct wl_keycache {
 	int64_t ttl_ms;
 	struct kc_slot slot[32];
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The epoch file of cfg's node: keys.epoch in the FastCGI socket's
  * directory. */
@@ -156,7 +146,7 @@ wl_keycache_lookup(struct wl_keycache *kc, struct wl_db *db, const char *digest,
 	s = slot_of(kc, digest);
 	epoch = __atomic_load_n(kc->epoch, __ATOMIC_ACQUIRE);
 	if (s->rows && strcmp(s->digest, digest) == 0 && s->epoch == epoch &&
-	    mono_ms() < s->until) {
+	    wl_mono_ms() < s->until) {
 		*rows = s->rows;
 		*owned = 0;
 		return WL_OK;
@@ -169,7 +159,7 @@ wl_keycache_lookup(struct wl_keycache *kc, struct wl_db *db, const char *digest,
 	snprintf(s->digest, sizeof(s->digest), "%s", digest);
 	s->rows = *rows;
 	s->epoch = epoch;
-	s->until = mono_ms() + kc->ttl_ms;
+	s->until = wl_mono_ms() + kc->ttl_ms;
 	*owned = 0;
 	return WL_OK;
 }

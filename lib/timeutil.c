@@ -35,6 +35,16 @@ wl_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A monotonic clock in milliseconds, for intervals; never pinned. */
+int64_t
+wl_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
 static int64_t
 days_from_civil(int64_t y, unsigned m, unsigned d)
