@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { after, before, test } from 'node:test';
 import { BASE, api, fixture, seed, sleep, stack, uniq } from './lib.mjs';
 
@@ -242,6 +243,28 @@ test('Apache\'s own answers are JSON errors with the request id', async () => {
     assert.equal(res.json.code, 'not_found');
     assert.equal(res.json.requestId, res.headers.get('x-request-id'));
     assert.equal(res.headers.get('strict-transport-security'), 'max-age=63072000');
+  }
+});
+
+test('a request Apache cannot parse is the JSON 400 invalid_request (without a request id)', async () => {
+  for (const raw of ['GET /v1/external/me HTTP/1.1\r\n\r\n', 'GET /v1/external/me HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n']) {
+    const text = await new Promise((resolve, reject) => {
+      const sock = tlsConnect({ host: '127.0.0.1', port: httpsPort, rejectUnauthorized: false }, () => sock.write(raw));
+      let out = '';
+      sock.setEncoding('latin1');
+      sock.on('data', (d) => { out += d; });
+      sock.on('error', reject);
+      sock.on('end', () => resolve(out));
+    });
+    const [head, body] = text.split('\r\n\r\n');
+    const what = JSON.stringify(raw);
+    assert.match(head, /^HTTP\/1\.1 400 /, `${what}: ${head}`);
+    assert.match(head, /\r\ncontent-type: application\/json\r\n/i, `${what}: ${head}`);
+    // Apache makes no request id for a request it could not read
+    // (mod_unique_id never ran): the envelope is there, the id is empty.
+    const json = JSON.parse(body);
+    assert.deepEqual(Object.keys(json).sort(), ['code', 'error', 'requestId'], body);
+    assert.equal(json.code, 'invalid_request', body);
   }
 });
 

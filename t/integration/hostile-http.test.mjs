@@ -11,9 +11,12 @@
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
-import { api, sql, sleep, uniq } from './lib.mjs';
-import { dayZone, iso, mustCreate, nextSlot, rawHttp, setup } from './util-entries.mjs';
+import { api, BASE, sql, sleep, uniq } from './lib.mjs';
+import {
+  assertError, dayZone, iso, mustCreate, nextSlot, rawHttp, setup,
+} from './util-entries.mjs';
 import { fullPool, masterPid, waitFor, workers } from './util-faults.mjs';
 
 let A;
@@ -241,7 +244,7 @@ test('path traversal and odd ids in subscription and delivery routes are JSON 40
     `x%2F..%2F${T.sub}`, `${T.sub}%2F.`, `${T.sub}%2Fresume`, `.%2F${T.sub}`, `${T.sub.toUpperCase()}`, `%20${T.sub}`,
     `${T.sub}%20`, `${T.sub};x=1`, `x%2F..%2F${T.delivery}`,
   ];
-  // nginx refuses an encoded NUL itself (a plain 400, see hostile.test.mjs).
+  // nginx refuses an encoded NUL itself (see hostile.test.mjs).
   const nul = ['whs_x%00', '%00', `${T.sub}%00`, `${T.delivery}%00`];
   const cases = [];
   for (const id of ids) {
@@ -269,7 +272,10 @@ test('path traversal and odd ids in subscription and delivery routes are JSON 40
   }
   await unchanged(() => each(nulCases,
     ({ m, p }) => api(m, p, { key: A.key, noValidate: true, idempotencyKey: uniq('h') }),
-    (res, c) => assert.equal(res.status, 400, `${c.what}: ${res.status} ${res.text.slice(0, 100)}`)));
+    (res, c) => {
+      assert.equal(res.status, 400, `${c.what}: ${res.status} ${res.text.slice(0, 100)}`);
+      assertError(res, 400, 'invalid_request');
+    }));
 });
 
 test('oversize headers are refused with a 4xx, JSON where nginx can shape it', async () => {
@@ -294,12 +300,54 @@ test('oversize headers are refused with a 4xx, JSON where nginx can shape it', a
         assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId']);
       }
     }));
-  // A request line longer than nginx takes: its own 414 (an error_page
-  // cannot redirect a request line it could not read: that was a 500).
+  // A request line longer than nginx takes is a malformed request.
   for (const n of [9 * 1024, 40 * 1024]) {
     const long = await rawHttp('GET', `/waitlist/entries?x=${'a'.repeat(n)}`, { headers: [['Authorization', `Bearer ${A.key}`]] });
-    assert.equal(long.status, 414, `a ${n}-byte query: ${long.status}`);
+    assertError(long, 400, 'invalid_request');
   }
+});
+
+// Bytes sent as they are, the connection read to its end.
+function rawBytes(bytes) {
+  const url = new URL(BASE);
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: url.hostname, port: Number(url.port || 80) });
+    const chunks = [];
+    sock.on('connect', () => sock.write(bytes));
+    sock.on('data', (c) => chunks.push(c));
+    sock.on('error', reject);
+    sock.on('end', () => {
+      sock.end();
+      const all = Buffer.concat(chunks).toString('latin1');
+      const [head, text = ''] = all.split('\r\n\r\n');
+      const [statusLine, ...hl] = head.split('\r\n');
+      const h = new Map(hl.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      let json = null;
+      try { json = JSON.parse(text); } catch { /* not JSON */ }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers: { get: (n) => h.get(n.toLowerCase()) ?? null }, text, json });
+    });
+  });
+}
+
+test('requests the web server cannot parse are answered with the JSON 400', async () => {
+  const path = new URL(BASE).pathname;
+  const requests = [
+    'GARBAGE\r\n\r\n',
+    `GET ${path}/me extra words HTTP/1.1\r\nHost: x\r\n\r\n`,
+    `GET ${path}/me HTTP/1.1\r\n\r\n`, // HTTP/1.1 without Host
+    `GET ${path}/me HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n`,
+    `GET ${path}/me%00 HTTP/1.0\r\n\r\n`,
+    `GET ${path}/../../../../etc/passwd HTTP/1.0\r\n\r\n`,
+    `GET \x01\x02 HTTP/1.0\r\n\r\n`,
+  ];
+  await unchanged(() => each(requests.map((r) => ({ r, what: JSON.stringify(r.slice(0, 60)) })),
+    (c) => rawBytes(Buffer.from(c.r, 'latin1')),
+    (res, c) => {
+      assert.ok(!res.text.includes('root:'), `${c.what}: leaked a file`);
+      assertError(res, 400, 'invalid_request');
+    }));
+  // The page itself is not reachable from outside.
+  assertError(await rawBytes(Buffer.from('GET /.errors/400 HTTP/1.0\r\n\r\n')), 404, 'not_found');
 });
 
 test('the service is healthy after every hostile request, with the same workers', async () => {

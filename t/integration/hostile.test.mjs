@@ -233,7 +233,7 @@ test('path traversal and odd ids are JSON 404s', async () => {
 });
 
 // nginx itself refuses a path holding an encoded NUL, before any location
-// (and so before any JSON error page) applies: a plain 400, never a 5xx,
+// applies; its error page is the JSON 400 invalid_request, never a 5xx,
 // and nothing reaches the service.
 test('ids with an encoded NUL are refused by the web server and change nothing', async () => {
   const cases = [];
@@ -245,7 +245,7 @@ test('ids with an encoded NUL are refused by the web server and change nothing',
   }
   await unchanged(() => each(cases,
     ([m, p, body]) => api(m, p, { key: A.key, body, noValidate: true, idempotencyKey: m === 'GET' ? undefined : uniq('i') }),
-    (res) => assert.equal(res.status, 400)));
+    (res) => assertError(res, 400, 'invalid_request')));
 });
 
 // A path climbing above the root is refused the same way by nginx.
@@ -255,7 +255,7 @@ test('paths climbing above the root are refused by the web server and reveal no 
     (p) => rawHttp('GET', p, { headers: [['Authorization', `Bearer ${A.key}`]] }),
     (res) => {
       assert.ok(!res.text.includes('root:'), 'leaked a file');
-      assert.equal(res.status, 400);
+      assertError(res, 400, 'invalid_request');
     });
 });
 

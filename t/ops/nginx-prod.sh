@@ -114,6 +114,12 @@ req "$tmp/r3" -X POST -H 'content-type: application/json' --data-binary @"$tmp/b
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r3" || fail "2 MiB body: $(head -1 "$tmp/r3")"
 grep -q '"code":"payload_too_large"' "$tmp/r3.body" || fail "2 MiB body: $(cat "$tmp/r3.body")"
 
+# A request nginx cannot parse (an encoded NUL in the path) is its JSON 400.
+req "$tmp/r5" --path-as-is "$base/me%00"
+grep -q '^HTTP/[0-9.]* 400' "$tmp/r5" || fail "GET /me%00: $(head -1 "$tmp/r5")"
+grep -q '"code":"invalid_request"' "$tmp/r5.body" || fail "GET /me%00: $(cat "$tmp/r5.body")"
+grep -qi '^strict-transport-security:' "$tmp/r5" || fail "nginx's own 400 has no HSTS header"
+
 req "$tmp/r4" "http://127.0.0.1:$http_port/v1/external/me?x=1"
 grep -q '^HTTP/[0-9.]* 301' "$tmp/r4" || fail "plain HTTP: $(head -1 "$tmp/r4")"
 grep -qi '^location: https://127.0.0.1/v1/external/me?x=1' "$tmp/r4" || fail "plain HTTP: $(grep -i '^location' "$tmp/r4")"
