@@ -198,7 +198,9 @@ list_json(const char *csv)
 /*
  * Insert a key for tenant t (settings already loaded).  Enforces the
  * activeKeys limit and the expiry bounds; writes the plaintext into plain
- * and the id into id.  Shared by key create and seeding.
+ * and the id into id.  Shared by key create and seeding; run it in a
+ * transaction, which holds the tenant's row from the count to the insert
+ * so that keys created at once cannot pass the limit together.
  */
 int
 wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
@@ -229,8 +231,11 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 			 days, t->limits[WL_LIMIT_MAX_EXPIRY]);
 		return WL_ERR_INVALID;
 	}
-	rc = wl_sql_exec(db, STMT_KEY_COUNT_ACTIVE,
-			 SQL_ARGS(SQL_STR(t->id), SQL_INT(now)), &rows, NULL);
+	rc = wl_sql_do(db, STMT_TENANT_LOCK, SQL_ARGS(SQL_STR(t->id)));
+	if (rc == WL_OK)
+		rc = wl_sql_exec(db, STMT_KEY_COUNT_ACTIVE,
+				 SQL_ARGS(SQL_STR(t->id), SQL_INT(now)), &rows,
+				 NULL);
 	if (rc != WL_OK)
 		return rc;
 	if (wl_rows_int(rows, 0, 0) >= t->limits[WL_LIMIT_ACTIVE_KEYS]) {
@@ -251,13 +256,33 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 				  SQL_INT(now), SQL_INT(now + days * DAY_MS)));
 }
 
+struct key_create {
+	const struct wl_key_spec *spec;
+	const struct wl_tenant *t;
+	const char *biz, *queues;
+	char id[WL_ID_MAX], plain[128];
+	char *err;
+	size_t errsz;
+};
+
+static int
+key_create_txn(struct wl_db *db, void *arg)
+{
+	struct key_create *k = arg;
+
+	return wl_key_insert(db, k->t, k->spec->scopes, k->biz, k->queues,
+			     k->spec->expires_in_days,
+			     k->spec->type ? k->spec->type : "api", k->id,
+			     k->plain, sizeof(k->plain), k->err, k->errsz);
+}
+
 /* waitlistctl key create: prints {"id", "key"}. */
 int
 wl_admin_key_create(struct wl_app *app, const struct wl_key_spec *spec,
 		    FILE *out, char *err, size_t errsz)
 {
 	struct wl_tenant t = {0};
-	char id[WL_ID_MAX], plain[128];
+	struct key_create k = {spec, &t, NULL, NULL, "", "", err, errsz};
 	char *biz = NULL, *queues = NULL;
 	cJSON *root;
 	int rc;
@@ -270,17 +295,17 @@ wl_admin_key_create(struct wl_app *app, const struct wl_key_spec *spec,
 		rc = WL_ERR_NOMEM;
 		goto out;
 	}
-	rc = wl_key_insert(app->db, &t, spec->scopes, biz, queues,
-			   spec->expires_in_days,
-			   spec->type ? spec->type : "api", id, plain,
-			   sizeof(plain), err, errsz);
+	k.biz = biz;
+	k.queues = queues;
+	rc = wl_db_txn(app->db, key_create_txn, &k);
 	if (rc == WL_ERR_DB || rc == WL_ERR_DB_GONE)
 		db_fail(app, rc, err, errsz);
 	if (rc != WL_OK)
 		goto out;
 	root = cJSON_CreateObject();
-	wl_json_add_str(root, "id", id);
-	wl_json_add_str(root, "key", plain);
+	wl_json_add_str(root, "id", k.id);
+	wl_json_add_str(root, "key", k.plain);
+	explicit_bzero(k.plain, sizeof(k.plain));
 	rc = print_json(out, root);
 out:
 	free(biz);

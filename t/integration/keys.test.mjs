@@ -10,6 +10,7 @@
 // (402 guest_allowance_exceeded, nothing written).
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { api, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
 import {
@@ -86,6 +87,23 @@ test('activeKeys limits the active keys: the key over the limit fails, revoking 
   sql(`UPDATE api_keys SET expires_at = 1000 WHERE id = '${third.id}'`);
   const fourth = createKey(refs.t1, ['waitlist:read']);
   assertOk(await api('GET', '/me', { key: fourth.key }));
+});
+
+test('keys created at once do not pass activeKeys together', async () => {
+  const refs = seed(fixture({ limits: { activeKeys: 4 } }));
+  const CTL = process.env.WL_CTL.split(' ').filter(Boolean);
+  const run = () => new Promise((resolve) => {
+    const p = spawn(CTL[0], [...CTL.slice(1), 'key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read'],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('close', (code) => resolve({ code, err }));
+  });
+  const results = await Promise.all(Array.from({ length: 12 }, run));
+  const made = results.filter((r) => r.code === 0).length;
+  for (const r of results.filter((x) => x.code !== 0)) assert.match(r.err, /activeKeys|active keys/i, r.err);
+  assert.equal(made, 3, `${made} of 12 concurrent creations succeeded with 1 of 4 keys taken`);
+  assert.equal(keyCount(refs.t1), 4);
 });
 
 test('key list shows no secret and no digest, and reports each key status', async () => {
