@@ -199,8 +199,9 @@ list_json(const char *csv)
  * Insert a key for tenant t (settings already loaded).  Enforces the
  * activeKeys limit and the expiry bounds; writes the plaintext into plain
  * and the id into id.  Shared by key create and seeding; run it in a
- * transaction, which holds the tenant's row from the count to the insert
- * so that keys created at once cannot pass the limit together.
+ * transaction: it first writes the tenant's counter row, so that keys
+ * created at once, on one node or several, cannot pass the limit
+ * together.
  */
 int
 wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
@@ -231,7 +232,7 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 			 days, t->limits[WL_LIMIT_MAX_EXPIRY]);
 		return WL_ERR_INVALID;
 	}
-	rc = wl_sql_do(db, STMT_TENANT_LOCK, SQL_ARGS(SQL_STR(t->id)));
+	rc = wl_sql_do(db, STMT_KEY_LOCK, SQL_ARGS(SQL_STR(t->id)));
 	if (rc == WL_OK)
 		rc = wl_sql_exec(db, STMT_KEY_COUNT_ACTIVE,
 				 SQL_ARGS(SQL_STR(t->id), SQL_INT(now)), &rows,
@@ -257,23 +258,34 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 }
 
 struct key_create {
+	struct wl_app *app;
 	const struct wl_key_spec *spec;
-	const struct wl_tenant *t;
 	const char *biz, *queues;
 	char id[WL_ID_MAX], plain[128];
 	char *err;
 	size_t errsz;
 };
 
+/* The tenant's settings are read inside the transaction, after its
+ * counter row is written, so a concurrent tenant set is seen whole. */
 static int
 key_create_txn(struct wl_db *db, void *arg)
 {
 	struct key_create *k = arg;
+	struct wl_tenant t = {0};
+	int rc;
 
-	return wl_key_insert(db, k->t, k->spec->scopes, k->biz, k->queues,
-			     k->spec->expires_in_days,
-			     k->spec->type ? k->spec->type : "api", k->id,
-			     k->plain, sizeof(k->plain), k->err, k->errsz);
+	if ((rc = wl_sql_do(db, STMT_KEY_LOCK,
+			    SQL_ARGS(SQL_STR(k->spec->tenant_id)))) != WL_OK ||
+	    (rc = load_tenant(k->app, k->spec->tenant_id, &t, k->err,
+			      k->errsz)) != WL_OK)
+		return rc;
+	rc = wl_key_insert(db, &t, k->spec->scopes, k->biz, k->queues,
+			   k->spec->expires_in_days,
+			   k->spec->type ? k->spec->type : "api", k->id, k->plain,
+			   sizeof(k->plain), k->err, k->errsz);
+	wl_tenant_clear(&t);
+	return rc;
 }
 
 /* waitlistctl key create: prints {"id", "key"}. */
@@ -281,14 +293,12 @@ int
 wl_admin_key_create(struct wl_app *app, const struct wl_key_spec *spec,
 		    FILE *out, char *err, size_t errsz)
 {
-	struct wl_tenant t = {0};
-	struct key_create k = {spec, &t, NULL, NULL, "", "", err, errsz};
+	struct key_create k = {app, spec, NULL, NULL, "", "", err, errsz};
 	char *biz = NULL, *queues = NULL;
 	cJSON *root;
 	int rc;
 
-	if ((rc = load_tenant(app, spec->tenant_id, &t, err, errsz)) != WL_OK)
-		return rc;
+	*err = '\0';
 	biz = list_json(spec->businesses);
 	queues = list_json(spec->queues);
 	if (biz == NULL || queues == NULL) {
@@ -298,19 +308,20 @@ wl_admin_key_create(struct wl_app *app, const struct wl_key_spec *spec,
 	k.biz = biz;
 	k.queues = queues;
 	rc = wl_db_txn(app->db, key_create_txn, &k);
-	if (rc == WL_ERR_DB || rc == WL_ERR_DB_GONE)
+	if ((rc == WL_ERR_DB || rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ||
+	     rc == WL_ERR_BUSY) &&
+	    *err == '\0')
 		db_fail(app, rc, err, errsz);
 	if (rc != WL_OK)
 		goto out;
 	root = cJSON_CreateObject();
 	wl_json_add_str(root, "id", k.id);
 	wl_json_add_str(root, "key", k.plain);
-	explicit_bzero(k.plain, sizeof(k.plain));
 	rc = print_json(out, root);
 out:
+	explicit_bzero(k.plain, sizeof(k.plain));
 	free(biz);
 	free(queues);
-	wl_tenant_clear(&t);
 	return rc;
 }
 
@@ -341,12 +352,15 @@ wl_admin_key_revoke(struct wl_app *app, const char *key_id, FILE *out,
 			 &n);
 	if (rc != WL_OK)
 		return db_fail(app, rc, err, errsz);
+	/* Also when nothing changed: the revoke may have committed in an
+	 * earlier run (or before a lost reply) whose word did not reach the
+	 * workers. */
+	tell_workers(app);
 	if (n == 0) {
 		snprintf(err, errsz, "key %s not found or already revoked",
 			 key_id);
 		return WL_ERR_NOTFOUND;
 	}
-	tell_workers(app);
 	root = cJSON_CreateObject();
 	wl_json_add_str(root, "id", key_id);
 	wl_json_add_bool(root, "revoked", 1);

@@ -167,7 +167,8 @@ wl_keycache_lookup(struct wl_keycache *kc, struct wl_db *db, const char *digest,
 /*
  * Tell the workers of this node that keys or tenants changed (after the
  * change has committed).  Returns WL_OK, also when no worker has run here
- * yet, or WL_ERR_IO with errno set.
+ * (neither the epoch file nor the socket exists), or WL_ERR_IO with errno
+ * set.
  */
 int
 wl_keys_changed(const struct wl_config *cfg)
@@ -176,8 +177,11 @@ wl_keys_changed(const struct wl_config *cfg)
 	uint64_t *epoch;
 
 	epoch_path(cfg, path, sizeof(path));
+	/* No file and no socket: no worker has run here. */
 	if ((epoch = epoch_map(path, 0)) == NULL)
-		return errno == ENOENT ? WL_OK : WL_ERR_IO;
+		return errno == ENOENT && access(cfg->fcgi_socket, F_OK) != 0
+			   ? WL_OK
+			   : WL_ERR_IO;
 	__atomic_add_fetch(epoch, 1, __ATOMIC_RELEASE);
 	munmap(epoch, sizeof(uint64_t));
 	return WL_OK;

@@ -152,7 +152,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_KEY_COUNT_ACTIVE] =
 	"SELECT COUNT(*) FROM api_keys WHERE tenant_id = ? AND revoked_at "
 	"IS NULL AND expires_at > ?",
-    [STMT_TENANT_LOCK] = "SELECT id FROM tenants WHERE id = ? FOR UPDATE",
+    /* Serializes a tenant's key creations (migrations/010). */
+    [STMT_KEY_LOCK] = "UPDATE tenant_counters SET key_lock = key_lock + 1 "
+		      "WHERE tenant_id = ?",
     [STMT_BUSINESS_INSERT] =
 	"INSERT INTO businesses (id, tenant_id, name, slug, time_zone, "
 	"created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

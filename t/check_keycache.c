@@ -56,6 +56,11 @@ START_TEST(a_worker_creates_the_epoch_and_changes_add_one)
 	/* Before any worker: nothing to tell, and no file is made. */
 	ck_assert_int_eq(wl_keys_changed(c), WL_OK);
 	ck_assert_int_ne(access(epoch, F_OK), 0);
+	/* A socket without the file: this is not the service's directory,
+	 * or the file was removed; the change cannot be told. */
+	ck_assert_int_eq(close(open(sock, O_CREAT | O_WRONLY, 0600)), 0);
+	ck_assert_int_eq(wl_keys_changed(c), WL_ERR_IO);
+	unlink(sock);
 	ck_assert_ptr_nonnull(kc = wl_keycache_new(c));
 	ck_assert_uint_eq(epoch_value(), 0);
 	ck_assert_int_eq(wl_keys_changed(c), WL_OK);
