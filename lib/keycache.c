@@ -180,8 +180,8 @@ wl_keys_changed(const struct wl_config *cfg)
 	/* No file and no socket: no worker has run here. */
 	if ((epoch = epoch_map(path, 0)) == NULL)
 		return errno == ENOENT && access(cfg->fcgi_socket, F_OK) != 0
-			   ? WL_OK
-			   : WL_ERR_IO;
+		           ? WL_OK
+		           : WL_ERR_IO;
 	__atomic_add_fetch(epoch, 1, __ATOMIC_RELEASE);
 	munmap(epoch, sizeof(uint64_t));
 	return WL_OK;
