@@ -119,6 +119,10 @@ req "$tmp/r5" --path-as-is "$base/me%00"
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r5" || fail "GET /me%00: $(head -1 "$tmp/r5")"
 grep -q '"code":"invalid_request"' "$tmp/r5.body" || fail "GET /me%00: $(cat "$tmp/r5.body")"
 grep -qi '^strict-transport-security:' "$tmp/r5" || fail "nginx's own 400 has no HSTS header"
+# Plain HTTP sent to the TLS port: the same JSON 400.
+req "$tmp/r6" "http://127.0.0.1:$https_port/v1/external/health"
+grep -q '^HTTP/[0-9.]* 400' "$tmp/r6" || fail "plain HTTP to the TLS port: $(head -1 "$tmp/r6")"
+grep -q '"code":"invalid_request"' "$tmp/r6.body" || fail "plain HTTP to the TLS port: $(cat "$tmp/r6.body")"
 
 req "$tmp/r4" "http://127.0.0.1:$http_port/v1/external/me?x=1"
 grep -q '^HTTP/[0-9.]* 301' "$tmp/r4" || fail "plain HTTP: $(head -1 "$tmp/r4")"
