@@ -11,11 +11,10 @@
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { api, BASE, sql, sleep, uniq } from './lib.mjs';
 import {
-  assertError, dayZone, iso, mustCreate, nextSlot, rawHttp, setup,
+  assertError, dayZone, iso, mustCreate, nextSlot, rawExchange, rawHttp, setup,
 } from './util-entries.mjs';
 import { fullPool, masterPid, waitFor, workers } from './util-faults.mjs';
 
@@ -307,28 +306,6 @@ test('oversize headers are refused with a 4xx, JSON where nginx can shape it', a
   }
 });
 
-// Bytes sent as they are, the connection read to its end.
-function rawBytes(bytes) {
-  const url = new URL(BASE);
-  return new Promise((resolve, reject) => {
-    const sock = connect({ host: url.hostname, port: Number(url.port || 80) });
-    const chunks = [];
-    sock.on('connect', () => sock.write(bytes));
-    sock.on('data', (c) => chunks.push(c));
-    sock.on('error', reject);
-    sock.on('end', () => {
-      sock.end();
-      const all = Buffer.concat(chunks).toString('latin1');
-      const [head, text = ''] = all.split('\r\n\r\n');
-      const [statusLine, ...hl] = head.split('\r\n');
-      const h = new Map(hl.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
-      let json = null;
-      try { json = JSON.parse(text); } catch { /* not JSON */ }
-      resolve({ status: Number(statusLine.split(' ')[1]), headers: { get: (n) => h.get(n.toLowerCase()) ?? null }, text, json });
-    });
-  });
-}
-
 test('requests the web server cannot parse are answered with the JSON 400', async () => {
   const path = new URL(BASE).pathname;
   const requests = [
@@ -341,13 +318,13 @@ test('requests the web server cannot parse are answered with the JSON 400', asyn
     `GET \x01\x02 HTTP/1.0\r\n\r\n`,
   ];
   await unchanged(() => each(requests.map((r) => ({ r, what: JSON.stringify(r.slice(0, 60)) })),
-    (c) => rawBytes(Buffer.from(c.r, 'latin1')),
+    (c) => rawExchange(Buffer.from(c.r, 'latin1')),
     (res, c) => {
       assert.ok(!res.text.includes('root:'), `${c.what}: leaked a file`);
       assertError(res, 400, 'invalid_request');
     }));
   // The page itself is not reachable from outside.
-  assertError(await rawBytes(Buffer.from('GET /.errors/400 HTTP/1.0\r\n\r\n')), 404, 'not_found');
+  assertError(await rawExchange(Buffer.from('GET /.errors/400 HTTP/1.0\r\n\r\n')), 404, 'not_found');
 });
 
 test('the service is healthy after every hostile request, with the same workers', async () => {

@@ -216,11 +216,18 @@ export function rawHttp(method, path, { headers = [], body } = {}) {
   for (const [n, v] of headers) lines.push(`${n}: ${v}`);
   if (payload) lines.push(`Content-Length: ${payload.length}`);
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+  return rawExchange(payload ? Buffer.concat([head, payload]) : head);
+}
+
+// Sends bytes as they are to the stack's HTTP port and reads the answer
+// to the end of the connection: {status, headers, text, json}.
+export function rawExchange(bytes) {
+  const url = new URL(BASE);
   return new Promise((resolve, reject) => {
     const sock = connect({ host: url.hostname, port: Number(url.port || 80) });
     const chunks = [];
     // write, not end: nginx takes a half-closed client for one that left.
-    sock.on('connect', () => sock.write(payload ? Buffer.concat([head, payload]) : head));
+    sock.on('connect', () => sock.write(bytes));
     sock.on('data', (c) => chunks.push(c));
     sock.on('error', reject);
     sock.on('end', () => {
