@@ -96,6 +96,27 @@ fail(struct wl_db *db, unsigned e, const char *msg)
 	return rc;
 }
 
+/*
+ * Inside a transaction, is it still open on the server?  Each answer
+ * carries the server's status flags.  A Galera brute-force abort can
+ * roll the transaction back under a statement that then succeeds (a read
+ * waiting for wsrep_sync_wait was seen to return no rows): what it read
+ * belongs to no transaction, so the transaction is retried whole.
+ */
+static int
+txn_alive(struct wl_db *db)
+{
+	unsigned status = 0;
+
+	if (!db->in_txn ||
+	    mariadb_get_infov(db->conn, MARIADB_CONNECTION_SERVER_STATUS,
+			      &status) != 0 ||
+	    (status & SERVER_STATUS_IN_TRANS))
+		return WL_OK;
+	return fail(db, ER_LOCK_DEADLOCK,
+		    "the transaction was rolled back by the server");
+}
+
 static int
 connect_db(struct wl_db *db)
 {
@@ -346,7 +367,7 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 		*affected = mysql_stmt_affected_rows(s);
 	db->insert_id = mysql_stmt_insert_id(s);
 	if ((meta = mysql_stmt_result_metadata(s)) == NULL)
-		return WL_OK;
+		return txn_alive(db);
 	if (mysql_stmt_store_result(s) != 0) {
 		rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
 		mysql_free_result(meta);
@@ -355,6 +376,10 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	rc = rows ? fetch_rows(db, s, meta, rows) : WL_OK;
 	mysql_stmt_free_result(s);
 	mysql_free_result(meta);
+	if (rc == WL_OK && (rc = txn_alive(db)) != WL_OK && rows) {
+		wl_rows_free(*rows);
+		*rows = NULL;
+	}
 	return rc;
 }
 

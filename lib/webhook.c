@@ -84,12 +84,26 @@ sub_json(const struct wl_rows *rows, size_t r, const char *secret)
 	return o;
 }
 
-/* Reply {"subscription": S} for subscription id (with secret if given). */
+/* Reply {"subscription": S} of the first row (with secret if given);
+ * frees rows. */
+static int
+reply_row(struct wl_ctx *ctx, struct wl_rows *rows, int status,
+	  const char *secret)
+{
+	cJSON *root = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(root, "subscription", sub_json(rows, 0, secret));
+	wl_rows_free(rows);
+	return wl_reply_json(ctx, status, root);
+}
+
+/* Reply {"subscription": S} for subscription id (with secret if given),
+ * which this request has just written: if it is gone, what wrote it was
+ * rolled back, and the request is retried. */
 static int
 sub_reply(struct wl_ctx *ctx, const char *id, int status, const char *secret)
 {
 	struct wl_rows *rows = NULL;
-	cJSON *root;
 	int rc;
 
 	rc = wl_sql_exec(ctx->app->db, STMT_SUB_GET,
@@ -97,10 +111,11 @@ sub_reply(struct wl_ctx *ctx, const char *id, int status, const char *secret)
 			 &rows, NULL);
 	if (rc != WL_OK)
 		return rc;
-	root = cJSON_CreateObject();
-	cJSON_AddItemToObject(root, "subscription", sub_json(rows, 0, secret));
-	wl_rows_free(rows);
-	return wl_reply_json(ctx, status, root);
+	if (rows->nrows != 1) {
+		wl_rows_free(rows);
+		return WL_ERR_DB_RETRY;
+	}
+	return reply_row(ctx, rows, status, secret);
 }
 
 /* Load subscription id visible to the key: 0 with rows, -1 after 404. */
@@ -431,8 +446,7 @@ wl_h_sub_get(struct wl_ctx *ctx)
 
 	if ((rc = sub_load(ctx, ctx->param[0], &rows)) != 0)
 		return rc < 0 ? WL_OK : rc;
-	wl_rows_free(rows);
-	return sub_reply(ctx, ctx->param[0], 200, NULL);
+	return reply_row(ctx, rows, 200, NULL);
 }
 
 /* DELETE /webhooks/subscriptions/{id} */
