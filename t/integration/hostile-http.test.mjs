@@ -14,7 +14,7 @@ import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 import { api, BASE, sql, sleep, uniq } from './lib.mjs';
 import {
-  assertError, dayZone, iso, mustCreate, nextSlot, rawExchange, rawHttp, setup,
+  assertError, dayZone, eachCase, iso, mustCreate, nextSlot, rawExchange, rawHttp, setup,
 } from './util-entries.mjs';
 import { fullPool, masterPid, waitFor, workers } from './util-faults.mjs';
 
@@ -152,18 +152,7 @@ function assertJson4xx(res, what) {
   assert.equal(res.headers.get('x-request-id'), res.json.requestId, what);
 }
 
-// Runs every case, collecting failures so that one run reports them all.
-async function each(cases, send, check) {
-  const problems = [];
-  for (const c of cases) {
-    try {
-      check(await send(c), c);
-    } catch (err) {
-      problems.push(`${c.what ?? label(c)}: ${err.message.split('\n')[0].slice(0, 300)}`);
-    }
-  }
-  assert.deepEqual(problems, [], `${problems.length} of ${cases.length} hostile requests answered wrongly`);
-}
+const each = (cases, send, check) => eachCase(cases, send, check, (c) => c.what ?? label(c));
 
 async function unchanged(fn) {
   const s0 = snapshot();

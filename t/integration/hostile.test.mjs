@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { api, sql, uniq } from './lib.mjs';
 import {
-  assertError, create, entryCount, events, getEntry, mustCreate, rawHttp, setup, write,
+  assertError, create, eachCase, entryCount, events, getEntry, mustCreate, rawHttp, setup, write,
 } from './util-entries.mjs';
 
 const A = setup({
@@ -27,20 +27,7 @@ async function unchanged(fn) {
   assert.equal(events(A.tenantId).length, evBefore, 'an event was written');
 }
 
-// Sends each hostile request and checks its answer, collecting every
-// failure (contract violations that api() throws included) so that one test
-// reports all of them, not only the first.
-async function each(cases, send, check) {
-  const problems = [];
-  for (const c of cases) {
-    try {
-      check(await send(c), c);
-    } catch (err) {
-      problems.push(`${label(c)}: ${err.message.split('\n').filter(Boolean).slice(0, 4).join(' | ').slice(0, 400)}`);
-    }
-  }
-  assert.deepEqual(problems, [], `${problems.length} of ${cases.length} hostile requests answered wrongly`);
-}
+const each = (cases, send, check) => eachCase(cases, send, check, label);
 
 function label(c) {
   const s = typeof c === 'string' ? c : Buffer.isBuffer(c) ? `bytes ${c.toString('hex')}` : JSON.stringify(c);

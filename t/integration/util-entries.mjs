@@ -205,6 +205,21 @@ export function key(ref, over = {}) {
   };
 }
 
+// Sends each case and checks its answer with check(res, c), collecting
+// every failure (contract violations that api() throws included) so that
+// one test reports all of them, each under name(c), not only the first.
+export async function eachCase(cases, send, check, name) {
+  const problems = [];
+  for (const c of cases) {
+    try {
+      check(await send(c), c);
+    } catch (err) {
+      problems.push(`${name(c)}: ${err.message.split('\n').filter(Boolean).slice(0, 4).join(' | ').slice(0, 400)}`);
+    }
+  }
+  assert.deepEqual(problems, [], `${problems.length} of ${cases.length} hostile requests answered wrongly`);
+}
+
 // One HTTP/1.1 exchange over a bare socket, for requests fetch refuses to
 // send (odd header bytes, unnormalized paths).  path is appended to the
 // base path as is; headers is an array of [name, value] with value a
