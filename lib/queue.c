@@ -51,6 +51,35 @@ wl_queue_clear(struct wl_queue *q)
 }
 
 /*
+ * Line id of the key's tenant: 1 visible (*rows holds its row; the caller
+ * frees it), 0 absent, 2 present but outside the key's restrictions, or a
+ * negated wl_err.
+ */
+static int
+queue_row(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
+{
+	int rc;
+
+	*rows = NULL;
+	if (!wl_id_usable(id))
+		return 0;
+	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 rows, NULL);
+	if (rc != WL_OK)
+		return -rc;
+	rc = (*rows)->nrows == 0 ? 0
+	     : wl_key_allows_queue(&ctx->key, wl_rows_str(*rows, 0, 1), id)
+		 ? 1
+		 : 2;
+	if (rc != 1) {
+		wl_rows_free(*rows);
+		*rows = NULL;
+	}
+	return rc;
+}
+
+/*
  * Load line id of the key's tenant if the key may see it.  Returns 1 and
  * fills q (clear with wl_queue_clear()), 0 when absent or not visible, or
  * a negated wl_err.
@@ -58,21 +87,12 @@ wl_queue_clear(struct wl_queue *q)
 int
 wl_queue_load(struct wl_ctx *ctx, const char *id, struct wl_queue *q)
 {
-	struct wl_rows *rows = NULL;
+	struct wl_rows *rows;
 	int rc;
 
-	if (!wl_id_usable(id))
-		return 0;
-	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
-			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
-			 &rows, NULL);
-	if (rc != WL_OK)
-		return -rc;
-	rc = 0;
-	if (rows->nrows == 1 &&
-	    wl_key_allows_queue(&ctx->key, wl_rows_str(rows, 0, 1),
-				wl_rows_str(rows, 0, 0)))
-		rc = queue_from_row(rows, 0, q) == WL_OK ? 1 : -WL_ERR_NOMEM;
+	if ((rc = queue_row(ctx, id, &rows)) != 1)
+		return rc == 2 ? 0 : rc;
+	rc = queue_from_row(rows, 0, q) == WL_OK ? 1 : -WL_ERR_NOMEM;
 	wl_rows_free(rows);
 	return rc;
 }
@@ -85,19 +105,9 @@ wl_queue_load(struct wl_ctx *ctx, const char *id, struct wl_queue *q)
 int
 wl_queue_find(struct wl_ctx *ctx, const char *id)
 {
-	struct wl_rows *rows = NULL;
-	int rc;
+	struct wl_rows *rows;
+	int rc = queue_row(ctx, id, &rows);
 
-	if (!wl_id_usable(id))
-		return 0;
-	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
-			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
-			 &rows, NULL);
-	if (rc != WL_OK)
-		return -rc;
-	rc = rows->nrows == 0 ? 0
-	     : wl_key_allows_queue(&ctx->key, wl_rows_str(rows, 0, 1), id) ? 1
-									    : 2;
 	wl_rows_free(rows);
 	return rc;
 }
