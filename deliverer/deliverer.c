@@ -1,13 +1,15 @@
 /*
- * waitlist-deliverer: pushes signed webhooks.  The loop fans new events
- * out to deliveries, claims due deliveries under a lease, and sends them
- * concurrently with the libcurl multi interface (bounded overall and per
- * endpoint).  The attempts that finish together are recorded together,
- * in one transaction, by the library, which decides retries; a claimed
- * delivery starts as soon as its endpoint has room.  No database lock is
- * held while HTTP is in flight.  SIGTERM stops claiming and waits for the
- * transfers in flight (at most the attempt timeout); --once runs until
- * nothing is due.
+ * waitlist-deliverer: pushes signed webhooks.  This loop, the sender,
+ * sends claimed deliveries concurrently with the libcurl multi interface
+ * (bounded overall and per endpoint); a claimed delivery starts as soon
+ * as its endpoint has room.  The store thread (store.c) does all the
+ * database work: it fans new events out to deliveries, claims due ones
+ * under a lease for the room the sender has, and records finished
+ * attempts in batches, one transaction each, through the library, which
+ * decides retries.  No transfer waits for a commit, and no database lock
+ * is held while HTTP is in flight.  SIGTERM stops claiming and waits for
+ * the transfers in flight (at most the attempt timeout); --once runs
+ * until nothing is due.
  */
 #include "config.h"
 
@@ -23,6 +25,7 @@
 #include <curl/curl.h>
 
 #include "../lib/waitlist.h"
+#include "store.h"
 
 static volatile sig_atomic_t stopping;
 
@@ -49,28 +52,18 @@ struct waiting {
 };
 
 struct loop {
-	struct wl_app *app;
+	struct store *store;
 	const struct wl_config *cfg;
 	CURLM *multi;
-	char owner[48];
 	struct xfer **xfers;	/* in flight */
 	size_t n, cap;
 	struct waiting *wait;	/* claimed, not started yet */
-	size_t nwait;
-	int64_t last_feed;	/* when we last looked for due deliveries */
-	int found;		/* that look found some */
-	int more;		/* it filled all the room: more is due */
+	size_t nwait, capwait;
 };
 
 /* A claimed delivery may wait this long for room; then it goes back
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
-
-/* While deliveries keep coming, look for new ones this often rather
- * than every poll interval: what a new event waits for its delivery is
- * bounded by it, and a look that finds nothing costs two cheap
- * statements. */
-#define FLOWING_POLL_MS 20
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -182,7 +175,8 @@ start(struct loop *l, const struct wl_send *s)
 	l->xfers[l->n++] = x;
 	return 0;
 fail:
-	wl_deliver_release(l->app, l->owner, &x->send);
+	store_release(l->store, &x->send);
+	memset(&x->send, 0, sizeof(x->send));
 	xfer_free(x);
 	return -1;
 }
@@ -205,27 +199,20 @@ result_of(const struct xfer *x, CURLcode code, int64_t now,
 		res->http_status = (int)status;
 }
 
-/*
- * Record every transfer that has finished, all in one transaction (a
- * commit per attempt would bound the deliverer by the database's fsyncs),
- * then let them go.  Returns how many finished.
- */
+/* Hand every transfer that has finished to the store, to be recorded
+ * together, and let them go.  Returns how many finished. */
 static size_t
 reap(struct loop *l)
 {
-	struct wl_attempt *done;
-	struct xfer *x, **xs;
+	struct done *done;
+	struct xfer *x;
 	CURLMsg *msg;
 	int64_t now = wl_clock_ms();
-	size_t n = 0, i, j;
+	size_t n = 0, j;
 	int left;
 
-	if (l->n == 0)
-		return 0;
-	done = calloc(l->n, sizeof(*done));
-	xs = calloc(l->n, sizeof(*xs));
-	if (done == NULL || xs == NULL)
-		goto out; /* try again on the next turn */
+	if (l->n == 0 || (done = calloc(l->n, sizeof(*done))) == NULL)
+		return 0; /* (no memory: try again on the next turn) */
 	while (n < l->n &&
 	       (msg = curl_multi_info_read(l->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
@@ -233,26 +220,18 @@ reap(struct loop *l)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
 				  (char **)&x);
 		result_of(x, msg->data.result, now, &done[n].res);
-		done[n].send = &x->send;
-		xs[n++] = x;
-	}
-	if (wl_deliver_record(l->app, l->owner, done, n) != 0)
-		wl_log(WL_LOG_WARN,
-		       "\"msg\":\"could not record %zu attempts; their leases "
-		       "will expire and they will be sent again\"",
-		       n);
-	for (i = 0; i < n; i++) {
-		curl_multi_remove_handle(l->multi, xs[i]->easy);
+		done[n++].send = x->send;
+		memset(&x->send, 0, sizeof(x->send));
+		curl_multi_remove_handle(l->multi, x->easy);
 		for (j = 0; j < l->n; j++)
-			if (l->xfers[j] == xs[i]) {
+			if (l->xfers[j] == x) {
 				l->xfers[j] = l->xfers[--l->n];
 				break;
 			}
-		xfer_free(xs[i]);
+		xfer_free(x);
 	}
-out:
+	store_record(l->store, done, n);
 	free(done);
-	free(xs);
 	return n;
 }
 
@@ -269,10 +248,9 @@ start_waiting(struct loop *l, int give_back_all)
 
 	for (i = 0; i < l->nwait; i++) {
 		struct waiting *w = &l->wait[i];
-		if (give_back_all || now - w->claimed > WAIT_MS) {
-			wl_deliver_release(l->app, l->owner, &w->send);
-			wl_sends_free(&w->send, 1);
-		} else if (host_busy(l, w->send.host) <
+		if (give_back_all || now - w->claimed > WAIT_MS)
+			store_release(l->store, &w->send);
+		else if (host_busy(l, w->send.host) <
 			   l->cfg->deliverer_per_endpoint) {
 			if (start(l, &w->send) == 0)
 				started++;
@@ -283,84 +261,42 @@ start_waiting(struct loop *l, int give_back_all)
 	return started;
 }
 
-/* When the next look for due deliveries is due (see feed_due()). */
-static int64_t
-next_feed(const struct loop *l)
+/* Queue the claims the store has made since the last turn. */
+static void
+take(struct loop *l)
 {
-	int64_t every = l->cfg->deliverer_poll_ms;
+	struct wl_send *sends;
+	size_t n = store_take(l->store, &sends), i;
+	int64_t now = wl_clock_ms();
 
-	if (l->found && every > FLOWING_POLL_MS)
-		every = FLOWING_POLL_MS;
-	return l->last_feed + every;
-}
-
-/*
- * Is it time to look for due deliveries?  Every poll interval when idle,
- * more often while deliveries keep coming, and while the last look
- * filled all the room it had (a backlog) as soon as half of the
- * room is free again: a claim costs two statements, whatever it brings,
- * so it is not made for one delivery.
- */
-static int
-feed_due(const struct loop *l, int64_t now)
-{
-	size_t total = l->cfg->deliverer_concurrency, busy = l->n + l->nwait;
-
-	if (busy >= total)
-		return 0;
-	if (l->more && total - busy >= (total + 1) / 2)
-		return 1;
-	return now >= next_feed(l);
-}
-
-/*
- * Fan out, and claim as many deliveries as there is room for overall.
- * They wait in l->wait until their endpoint has room (rather than going
- * back at once, which would cost a commit each).  Returns how many were
- * claimed to be sent.
- */
-static size_t
-feed(struct loop *l, int64_t now)
-{
-	struct wl_send *sends = NULL;
-	size_t n = 0, i, busy = l->n + l->nwait;
-	unsigned room = l->cfg->deliverer_concurrency > busy
-			    ? l->cfg->deliverer_concurrency - (unsigned)busy
-			    : 0;
-	struct waiting *nw;
-	long created = 0;
-
-	l->last_feed = now;
-	l->found = l->more = 0;
-	if (wl_deliver_fanout(l->app, &created) != 0 || room == 0 ||
-	    wl_deliver_claim(l->app, l->owner, room, &sends, &n) != 0 ||
-	    (nw = realloc(l->wait, (l->nwait + n + 1) * sizeof(*nw))) == NULL) {
-		wl_sends_free(sends, n);
-		free(sends);
-		return 0;
+	if (n > 0 && l->nwait + n > l->capwait) {
+		size_t cap = (l->nwait + n) * 2;
+		struct waiting *nw = realloc(l->wait, cap * sizeof(*nw));
+		if (nw == NULL) {
+			for (i = 0; i < n; i++)
+				store_release(l->store, &sends[i]);
+			free(sends);
+			return;
+		}
+		l->wait = nw;
+		l->capwait = cap;
 	}
-	l->wait = nw;
 	for (i = 0; i < n; i++) {
 		l->wait[l->nwait].send = sends[i];
 		l->wait[l->nwait++].claimed = now;
 	}
 	free(sends);
-	l->found = n > 0;
-	l->more = n == room;
-	return n;
 }
 
-/* How long the loop may sleep when no transfer needs it. */
-static int
-poll_timeout(const struct loop *l, int once)
+/* What the sender can take on: the overall bound less what it holds. */
+static unsigned
+room(const struct loop *l)
 {
-	int64_t now = wl_clock_ms(), left = next_feed(l) - now;
+	size_t busy = l->n + l->nwait;
 
-	if (stopping)
-		return (int)l->cfg->deliverer_poll_ms;
-	if (feed_due(l, now) || (once && l->n + l->nwait == 0))
-		return 0;
-	return left < 0 ? 0 : (int)left;
+	return l->cfg->deliverer_concurrency > busy
+		   ? l->cfg->deliverer_concurrency - (unsigned)busy
+		   : 0;
 }
 
 static void
@@ -380,8 +316,9 @@ main(int argc, char *argv[])
 	const char *config = NULL;
 	struct wl_config *cfg;
 	struct sigaction sa;
+	struct wl_app *app;
 	struct loop l;
-	char err[512];
+	char owner[48], err[512];
 	int ch, once = 0, running;
 
 	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
@@ -399,7 +336,7 @@ main(int argc, char *argv[])
 	}
 	memset(&l, 0, sizeof(l));
 	l.cfg = cfg;
-	if ((l.app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL) {
+	if ((app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "waitlist-deliverer: %s\n", err);
 		wl_config_free(cfg);
 		return 1;
@@ -410,7 +347,7 @@ main(int argc, char *argv[])
 			  (long)cfg->deliverer_concurrency);
 	curl_multi_setopt(l.multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 			  (long)cfg->deliverer_per_endpoint);
-	wl_deliver_owner(l.owner);
+	wl_deliver_owner(owner);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -419,31 +356,39 @@ main(int argc, char *argv[])
 	 * reload) must not end the deliverer. */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", l.owner);
+	if ((l.store = store_start(app, cfg, owner, l.multi, once)) == NULL) {
+		fprintf(stderr, "waitlist-deliverer: cannot start a thread\n");
+		wl_app_free(app);
+		wl_config_free(cfg);
+		return 1;
+	}
+	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", owner);
 	for (;;) {
-		int64_t now = wl_clock_ms();
-		size_t claimed = 1;
-
 		if (stopping)
 			start_waiting(&l, 1);
-		else if (feed_due(&l, now) || (once && l.n + l.nwait == 0))
-			claimed = feed(&l, now);
+		else
+			take(&l);
 		start_waiting(&l, 0);
 		curl_multi_perform(l.multi, &running);
 		/* What finished freed room at its endpoint. */
 		if (reap(&l) > 0)
 			start_waiting(&l, 0);
-		if (l.n + l.nwait == 0 && (stopping || (once && claimed == 0)))
+		store_room(l.store, stopping ? 0 : room(&l));
+		if (l.n + l.nwait == 0 &&
+		    (stopping || (once && store_quiet(l.store))))
 			break;
-		/* Sleep until a transfer needs us or the next look is due. */
-		curl_multi_poll(l.multi, NULL, 0, poll_timeout(&l, once), NULL);
+		/* Sleep until a transfer needs us, claims arrive (the store
+		 * wakes us) or a waiting claim may have waited too long. */
+		curl_multi_poll(l.multi, NULL, 0, 1000, NULL);
 	}
+	/* Records what is left and gives back claims never taken. */
+	store_stop(l.store);
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
 	free(l.xfers);
 	free(l.wait);
 	curl_multi_cleanup(l.multi);
 	curl_global_cleanup();
-	wl_app_free(l.app);
+	wl_app_free(app);
 	wl_config_free(cfg);
 	return 0;
 }

@@ -65,14 +65,42 @@ struct fanout {
 	long created;
 };
 
-/* Insert the first n (1 or WL_DELIVERY_INSERT_ROWS) deliveries of v,
- * whose 9 values each are in order. */
+/* The deliveries of f's subscription for the events it wants, as
+ * STMT_DELIVERY_INSERT takes them; *n counts them. */
 static int
-insert_rows(struct wl_db *db, const struct wl_sqlval *v, size_t n)
+fanout_rows(const struct fanout *f, char **text, long *n)
 {
-	return wl_sql_do(db, n == 1 ? STMT_DELIVERY_INSERT
-				    : STMT_DELIVERY_INSERT_MANY,
-			 v, n * 9);
+	cJSON *all = cJSON_CreateArray(), *row;
+	char id[WL_ID_MAX];
+	size_t i;
+	int rc = all ? WL_OK : WL_ERR_NOMEM;
+
+	*text = NULL;
+	*n = 0;
+	for (i = 0; rc == WL_OK && i < f->n; i++) {
+		if (!matches(f->subs, f->r, f->events, i))
+			continue;
+		if ((rc = wl_id_new("dlv_", id)) != WL_OK)
+			break;
+		if ((row = cJSON_CreateArray()) == NULL ||
+		    !cJSON_AddItemToArray(all, row)) {
+			cJSON_Delete(row);
+			rc = WL_ERR_NOMEM;
+			break;
+		}
+		cJSON_AddItemToArray(row, cJSON_CreateString(id));
+		cJSON_AddItemToArray(row, cJSON_CreateNumber((double)
+					      wl_rows_int(f->events, i, 0)));
+		cJSON_AddItemToArray(row, cJSON_CreateString(
+					      wl_rows_str(f->events, i, 1)));
+		cJSON_AddItemToArray(row, cJSON_CreateString(
+					      wl_rows_str(f->events, i, 2)));
+		(*n)++;
+	}
+	if (rc == WL_OK && (*text = cJSON_PrintUnformatted(all)) == NULL)
+		rc = WL_ERR_NOMEM;
+	cJSON_Delete(all);
+	return rc;
 }
 
 static int
@@ -85,9 +113,8 @@ fanout_txn(struct wl_db *db, void *arg)
 	long long to = wl_rows_int(f->events, f->n - 1, 0);
 	unsigned long long moved = 0;
 	int64_t now = wl_now_ms();
-	char id[WL_DELIVERY_INSERT_ROWS][WL_ID_MAX];
-	struct wl_sqlval v[WL_DELIVERY_INSERT_ROWS * 9];
-	size_t i, k = 0, j;
+	char *rows = NULL;
+	long n = 0;
 	int rc;
 
 	f->created = 0;
@@ -96,31 +123,15 @@ fanout_txn(struct wl_db *db, void *arg)
 			 NULL, &moved);
 	if (rc != WL_OK || moved == 0)
 		return rc != WL_OK ? rc : WL_ERR_CONFLICT; /* someone else did */
-	for (i = 0; i < f->n; i++) {
-		if (!matches(f->subs, f->r, f->events, i))
-			continue;
-		if (wl_id_new("dlv_", id[k]) != WL_OK)
-			return WL_ERR_CRYPTO;
-		const struct wl_sqlval row[9] = {
-		    SQL_STR(id[k]), SQL_STR(tenant), SQL_STR(sub),
-		    SQL_INT(wl_rows_int(f->events, i, 0)),
-		    SQL_STR(wl_rows_str(f->events, i, 1)),
-		    SQL_STR(wl_rows_str(f->events, i, 2)), SQL_INT(now),
-		    SQL_INT(now), SQL_INT(now)};
-		memcpy(&v[k * 9], row, sizeof(row));
-		if (++k < WL_DELIVERY_INSERT_ROWS)
-			continue;
-		if ((rc = insert_rows(db, v, k)) != WL_OK)
-			return rc;
-		f->created += (long)k;
-		k = 0;
-	}
-	/* The rest one by one: a statement per row count would be needed. */
-	for (j = 0; j < k; j++)
-		if ((rc = insert_rows(db, &v[j * 9], 1)) != WL_OK)
-			return rc;
-	f->created += (long)k;
-	return WL_OK;
+	if ((rc = fanout_rows(f, &rows, &n)) == WL_OK && n > 0)
+		rc = wl_sql_do(db, STMT_DELIVERY_INSERT,
+			       SQL_ARGS(SQL_STR(tenant), SQL_STR(sub),
+					SQL_INT(now), SQL_INT(now),
+					SQL_INT(now), SQL_STR(rows)));
+	free(rows);
+	if (rc == WL_OK)
+		f->created = n;
+	return rc;
 }
 
 /*
@@ -493,30 +504,23 @@ struct record {
 	const char *owner;
 	struct outcome *v;
 	size_t n;
+	char *batch; /* see batch_json() */
 	int64_t now;
 };
 
-/* Write every outcome; a row whose lease is no longer ours is left as
- * it is (affects nothing).  The 410s come last, so that the pending
+/* Write every outcome, in one statement; a row whose lease is no longer
+ * ours is left as it is.  The 410s come last, so that the pending
  * deliveries they fail stay failed whatever else the batch holds. */
 static int
 record_txn(struct wl_db *db, void *arg)
 {
 	struct record *b = arg;
-	const struct outcome *o;
 	size_t i;
-	int rc = WL_OK;
+	int rc;
 
-	for (i = 0; rc == WL_OK && i < b->n; i++) {
-		o = &b->v[i];
-		rc = wl_sql_do(db, STMT_RECORD,
-			       SQL_ARGS(SQL_STR(o->status), SQL_INT(o->count),
-					SQL_INT(o->next),
-					SQL_INT(o->a->res.attempted_at),
-					SQL_STR(o->text), SQL_INT(b->now),
-					SQL_STR(o->a->send->delivery_id),
-					SQL_STR(b->owner)));
-	}
+	rc = wl_sql_do(db, STMT_RECORD,
+		       SQL_ARGS(SQL_STR(b->batch), SQL_INT(b->now),
+				SQL_STR(b->owner)));
 	for (i = 0; rc == WL_OK && i < b->n; i++) {
 		const char *sub = b->v[i].a->send->subscription_id;
 		if (b->v[i].a->res.http_status != 410)
@@ -528,6 +532,36 @@ record_txn(struct wl_db *db, void *arg)
 				       SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
 	}
 	return rc;
+}
+
+/* The batch of STMT_RECORD: one [id, status, count, next, at, attempts]
+ * per outcome.  NULL when out of memory. */
+static char *
+batch_json(const struct outcome *v, size_t n)
+{
+	cJSON *all = cJSON_CreateArray(), *row;
+	char *text;
+	size_t i;
+
+	for (i = 0; all && i < n; i++) {
+		if ((row = cJSON_CreateArray()) == NULL ||
+		    !cJSON_AddItemToArray(all, row)) {
+			cJSON_Delete(row);
+			break;
+		}
+		cJSON_AddItemToArray(row, cJSON_CreateString(
+					      v[i].a->send->delivery_id));
+		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].status));
+		cJSON_AddItemToArray(row, cJSON_CreateNumber(v[i].count));
+		cJSON_AddItemToArray(row,
+				     cJSON_CreateNumber((double)v[i].next));
+		cJSON_AddItemToArray(row, cJSON_CreateNumber(
+					      (double)v[i].a->res.attempted_at));
+		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].text));
+	}
+	text = i == n && all ? cJSON_PrintUnformatted(all) : NULL;
+	cJSON_Delete(all);
+	return text;
 }
 
 /*
@@ -549,13 +583,17 @@ wl_deliver_record(struct wl_app *app, const char *owner,
 		return WL_OK;
 	b.owner = owner;
 	b.n = n;
+	b.batch = NULL;
 	b.now = wl_now_ms();
 	if ((b.v = calloc(n, sizeof(*b.v))) == NULL)
 		return WL_ERR_NOMEM;
 	for (i = 0; rc == WL_OK && i < n; i++)
 		rc = decide(app->cfg, &v[i], b.now, &b.v[i]);
+	if (rc == WL_OK && (b.batch = batch_json(b.v, n)) == NULL)
+		rc = WL_ERR_NOMEM;
 	if (rc == WL_OK)
 		rc = wl_db_txn(app->db, record_txn, &b);
+	free(b.batch);
 	for (i = 0; i < n; i++) {
 		wl_log(WL_LOG_INFO,
 		       "\"msg\":\"delivery attempt\",\"deliveryId\":\"%s\","

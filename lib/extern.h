@@ -54,7 +54,6 @@ size_t wl_b64_encode(const unsigned char *, size_t, char *out);
 /* Time (timeutil.c).  Timestamps are int64 milliseconds since the epoch. */
 
 int64_t wl_now_ms(void);
-int64_t wl_mono_ms(void);
 /* Pin the clock to ms for the current request (tests); 0 unpins. */
 void wl_clock_pin(int64_t ms);
 void wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX]);
@@ -177,7 +176,6 @@ enum wl_stmt {
 	STMT_FANOUT_EVENTS,
 	STMT_FANOUT_ADVANCE,
 	STMT_DELIVERY_INSERT,
-	STMT_DELIVERY_INSERT_MANY,
 	STMT_CLAIM,
 	STMT_CLAIMED,
 	STMT_RECORD,
@@ -188,10 +186,6 @@ enum wl_stmt {
 	STMT_BOOKING_INTERVALS,
 	STMT__MAX
 };
-
-/* Rows STMT_DELIVERY_INSERT_MANY inserts: 9 parameters each, within the
- * 48 a statement may bind. */
-#define WL_DELIVERY_INSERT_ROWS 5
 
 struct wl_db;
 

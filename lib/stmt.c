@@ -103,13 +103,6 @@
 	"d.attempt_count, d.next_attempt_at, d.last_attempt_at, "          \
 	"d.attempts, d.created_at"
 
-/* A delivery fanned out from an event (see STMT_DELIVERY_INSERT_MANY). */
-#define DLV_INSERT                                                        \
-	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "  \
-	"event_seq, event_id, event_type, status, next_attempt_at, "       \
-	"attempts, created_at, updated_at) VALUES "
-#define DLV_ROW "(?, ?, ?, ?, ?, ?, 'pending', ?, '[]', ?, ?)"
-
 const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_KEY_BY_DIGEST] =
 	"SELECT k.id, k.digest, k.scopes, k.business_ids, k.queue_ids, "
@@ -361,11 +354,17 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_FANOUT_ADVANCE] =
 	"UPDATE webhook_subscriptions SET fanout_seq = ? WHERE id = ? AND "
 	"fanout_seq = ? AND status = 'active'",
-    [STMT_DELIVERY_INSERT] = DLV_INSERT DLV_ROW,
-    /* WL_DELIVERY_INSERT_ROWS rows: a backlog fans out in fewer round
-     * trips. */
-    [STMT_DELIVERY_INSERT_MANY] = DLV_INSERT DLV_ROW ", " DLV_ROW ", " DLV_ROW
-				  ", " DLV_ROW ", " DLV_ROW,
+    /* The deliveries of one subscription for a run of its tenant's
+     * events, from a JSON array of [id, event_seq, event_id, event_type]:
+     * a backlog fans out in one round trip. */
+    [STMT_DELIVERY_INSERT] =
+	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
+	"event_seq, event_id, event_type, status, next_attempt_at, attempts, "
+	"created_at, updated_at) SELECT j.id, ?, ?, j.seq, j.event, j.type, "
+	"'pending', ?, '[]', ?, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (id "
+	"VARCHAR(48) CHARACTER SET ascii PATH '$[0]', seq BIGINT PATH '$[1]', "
+	"event VARCHAR(48) CHARACTER SET ascii PATH '$[2]', type VARCHAR(64) "
+	"CHARACTER SET ascii PATH '$[3]')) j",
     [STMT_CLAIM] =
 	"UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE status "
 	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? ORDER BY "
@@ -383,11 +382,18 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = d.tenant_id "
 	"LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.seq = "
 	"d.event_seq WHERE d.lease_owner = ? AND d.lease_until = ?",
+    /* Every attempt of a batch at once, from a JSON array of [id, status,
+     * attempt_count, next_attempt_at, last_attempt_at, attempts]; rows
+     * whose lease is no longer ours are left as they are. */
     [STMT_RECORD] =
-	"UPDATE deliveries SET status = ?, attempt_count = ?, "
-	"next_attempt_at = ?, last_attempt_at = ?, attempts = ?, "
-	"manual_retry = 0, lease_owner = NULL, lease_until = 0, updated_at = "
-	"? WHERE id = ? AND lease_owner = ?",
+	"UPDATE deliveries d JOIN JSON_TABLE(?, '$[*]' COLUMNS (id "
+	"VARCHAR(48) CHARACTER SET ascii PATH '$[0]', status VARCHAR(16) "
+	"CHARACTER SET ascii PATH '$[1]', n INT PATH '$[2]', next BIGINT "
+	"PATH '$[3]', at BIGINT PATH '$[4]', attempts MEDIUMTEXT PATH "
+	"'$[5]')) j ON d.id = j.id SET d.status = j.status, d.attempt_count "
+	"= j.n, d.next_attempt_at = j.next, d.last_attempt_at = j.at, "
+	"d.attempts = j.attempts, d.manual_retry = 0, d.lease_owner = NULL, "
+	"d.lease_until = 0, d.updated_at = ? WHERE d.lease_owner = ?",
     [STMT_RELEASE] = "UPDATE deliveries SET lease_owner = NULL, lease_until "
 		     "= 0 WHERE id = ? AND lease_owner = ?",
     [STMT_DELIVERY_FAIL] =

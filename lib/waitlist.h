@@ -208,6 +208,8 @@ WL_EXPORT int64_t wl_backoff_ms(const struct wl_config *, int attempt,
 				long retry_after, unsigned random);
 WL_EXPORT int wl_app_db_ok(struct wl_app *);
 WL_EXPORT int64_t wl_clock_ms(void);
+/* A monotonic clock in milliseconds, for intervals. */
+WL_EXPORT int64_t wl_mono_ms(void);
 
 /* Administration, used by waitlistctl.  Each prints JSON on out. */
 WL_EXPORT int wl_admin_migrate(struct wl_app *, FILE *out, char *err,

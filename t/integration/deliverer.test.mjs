@@ -5,6 +5,8 @@
 // at most the 10 s attempt timeout).  Leaves the deliverer running.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { sleep, sql, stack, uniq } from './lib.mjs';
@@ -218,6 +220,47 @@ describe('deliverer process', () => {
       return list.length === 500 && list.every((d) => d.status === 'succeeded') && list;
     }, 30000, 'all 500 delivery records to succeed');
     assert.deepEqual(sorted(records.map((d) => d.eventId)), sorted(expected));
+  });
+
+  test('--once sends everything due, records it, and exits when nothing is left', { timeout: 120000 }, async (t) => {
+    // OPERATIONS: the timer-driven deliverer runs with --once.  The first
+    // attempt fails with 500 and Retry-After: 3600, so it is due again only
+    // in an hour; the rest arrive once each and are recorded before the
+    // process exits.
+    const ten = newTenant();
+    const url = rx.url(uniq('once'));
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    stack('deliverer-stop');
+    try {
+      await burst(ten.k1, ten.q1, 150);
+      const expected = eventIdsOfTenant(ten.t1, CREATED);
+      assert.equal(expected.length, 150);
+      rx.plan(url, { status: 500, headers: { 'retry-after': '3600' } });
+      const bin = join(process.env.WL_BIN || process.env.WL_REPO, 'deliverer', 'waitlist-deliverer');
+      // Not spawnSync: the receiver lives in this process's event loop.
+      const started = Date.now();
+      const child = spawn(bin, ['--config', join(VAR, 'waitlist.conf'), '--once'],
+        { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c) => { stderr += c; });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+      const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(sig || c)));
+      clearTimeout(timer);
+      t.diagnostic(`--once exited ${code} after ${Date.now() - started} ms`);
+      assert.equal(code, 0, `--once: ${stderr.slice(-2000)}`);
+      const counts = verifyAll(sub.secret, rx.at(url), storedBodies(ten.t1));
+      assert.deepEqual(sorted(counts.keys()), sorted(expected));
+      assert.equal(rx.at(url).length, 150, 'a delivery was sent twice by one run');
+      const records = await listDeliveries(ten.k1, sub.id);
+      assert.equal(records.length, 150);
+      const byStatus = {};
+      for (const d of records) byStatus[d.status] = (byStatus[d.status] || 0) + 1;
+      assert.deepEqual(byStatus, { succeeded: 149, pending: 1 });
+      const leased = sql(`SELECT COUNT(*) FROM deliveries WHERE subscription_id = '${sub.id}' AND lease_owner IS NOT NULL`);
+      assert.equal(leased[0][0], '0', 'leases left behind by --once');
+    } finally {
+      ensureDeliverer();
+    }
   });
 
   test('SIGTERM lets attempts in flight finish and record, starts no new ones, and exits within 12 s', { timeout: 120000 }, async (t) => {

@@ -1,0 +1,376 @@
+/*
+ * The store thread: the only user of the deliverer's database connection.
+ * The sender (the libcurl loop) hands it finished attempts and claims it
+ * gives back, and tells it how much room it has; the store writes what it
+ * was handed, all of it in one transaction (what piles up while a commit
+ * runs goes into the next one), and claims due deliveries for that room
+ * when a look is due (see feed_due()).  It wakes the sender's
+ * curl_multi_poll() when claims arrive.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+/* While deliveries keep coming, look for new ones this often rather
+ * than every poll interval: what a new event waits for its delivery is
+ * bounded by it, and a look that finds nothing costs two cheap
+ * statements. */
+#define FLOWING_POLL_MS 20
+
+struct store {
+	struct wl_app *app;
+	const struct wl_config *cfg;
+	const char *owner;
+	CURLM *wake;
+	int once;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* Under mu. */
+	struct done *done;	/* finished attempts to record */
+	size_t ndone, capdone;
+	struct wl_send *rel;	/* claims given back unsent */
+	size_t nrel, caprel;
+	struct wl_send *claimed; /* claims the sender has not taken yet */
+	size_t nclaimed, capclaimed;
+	unsigned room;		/* what the sender can take, by its count */
+	unsigned long pushes;	/* batches handed in so far */
+	int quit;
+	int looked_empty;	/* the last look found nothing, and nothing was
+				   handed in since */
+	int64_t last_feed;	/* when the last look was made (monotonic) */
+	int failing;		/* the last look failed (logged once) */
+	int found;		/* it found some */
+	int more;		/* it filled all the room: more is due */
+};
+
+/* Make room for one more element in *v (of size sz, n used, cap). */
+static int
+grow(void *v, size_t sz, size_t n, size_t *cap, size_t add)
+{
+	void *p;
+	size_t c = *cap ? *cap : 64;
+
+	if (n + add <= *cap)
+		return 0;
+	while (c < n + add)
+		c *= 2;
+	if ((p = realloc(*(void **)v, c * sz)) == NULL)
+		return -1;
+	*(void **)v = p;
+	*cap = c;
+	return 0;
+}
+
+static int64_t
+next_feed(const struct store *s)
+{
+	int64_t every = s->cfg->deliverer_poll_ms;
+
+	if (s->found && every > FLOWING_POLL_MS)
+		every = FLOWING_POLL_MS;
+	return s->last_feed + every;
+}
+
+/*
+ * Is a look for due deliveries due?  Not without room the claimed ones
+ * do not fill already.  Then every poll interval when idle, more often
+ * while deliveries keep coming, as soon as half the room is free after a
+ * look that filled all it had (a backlog), and with --once whenever the
+ * sender is idle and the last look was not empty.  A look costs two
+ * statements whatever it brings, so it is not made for one delivery.
+ */
+static int
+feed_due(const struct store *s, int64_t now)
+{
+	size_t total = s->cfg->deliverer_concurrency;
+	size_t avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
+
+	if (avail == 0 || s->quit)
+		return 0;
+	if (s->more && avail >= (total + 1) / 2)
+		return 1;
+	if (s->once && s->room == total && s->nclaimed == 0 &&
+	    !s->looked_empty)
+		return 1;
+	return now >= next_feed(s);
+}
+
+/* Fan out, and claim as many deliveries as the sender has room for. */
+static void
+look(struct store *s, unsigned long pushes)
+{
+	struct wl_send *sends = NULL;
+	size_t n = 0, avail;
+	long created = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->mu);
+	avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
+	pthread_mutex_unlock(&s->mu);
+	rc = wl_deliver_fanout(s->app, &created);
+	if (rc == WL_OK && avail > 0)
+		rc = wl_deliver_claim(s->app, s->owner, (unsigned)avail,
+				      &sends, &n);
+	pthread_mutex_lock(&s->mu);
+	if (rc == WL_OK && n > 0 &&
+	    grow(&s->claimed, sizeof(*sends), s->nclaimed, &s->capclaimed,
+		 n) == 0) {
+		memcpy(&s->claimed[s->nclaimed], sends, n * sizeof(*sends));
+		s->nclaimed += n;
+	} else {
+		/* Nothing claimed, or no memory to hold it: its leases
+		 * expire and it goes out later. */
+		wl_sends_free(sends, n);
+		n = 0;
+	}
+	if ((rc != WL_OK) != s->failing)
+		wl_log(rc != WL_OK ? WL_LOG_WARN : WL_LOG_INFO,
+		       "\"msg\":\"%s\",\"error\":\"%s\"",
+		       rc != WL_OK ? "cannot fan out or claim deliveries"
+				   : "fanning out and claiming again",
+		       wl_strerror(rc));
+	s->failing = rc != WL_OK;
+	s->last_feed = wl_mono_ms();
+	s->found = n > 0;
+	s->more = n > 0 && n == avail;
+	s->looked_empty = rc == WL_OK && n == 0 && s->pushes == pushes;
+	pthread_mutex_unlock(&s->mu);
+	free(sends);
+	curl_multi_wakeup(s->wake);
+}
+
+/* Record n finished attempts in one transaction, then free them. */
+static void
+record(struct store *s, struct done *d, size_t n)
+{
+	struct wl_attempt *v = calloc(n ? n : 1, sizeof(*v));
+	size_t i;
+	int rc = WL_ERR_NOMEM;
+
+	for (i = 0; v && i < n; i++) {
+		v[i].send = &d[i].send;
+		v[i].res = d[i].res;
+	}
+	if (v)
+		rc = wl_deliver_record(s->app, s->owner, v, n);
+	if (rc != WL_OK)
+		wl_log(WL_LOG_WARN,
+		       "\"msg\":\"could not record %zu attempts; their leases "
+		       "will expire and they will be sent again\"",
+		       n);
+	for (i = 0; i < n; i++)
+		wl_sends_free(&d[i].send, 1);
+	free(v);
+}
+
+static void
+release(struct store *s, struct wl_send *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		wl_deliver_release(s->app, s->owner, &v[i]);
+		wl_sends_free(&v[i], 1);
+	}
+}
+
+static void
+wait_until(struct store *s, int64_t at)
+{
+	int64_t now = wl_mono_ms(), left = at - now;
+	struct timespec ts;
+
+	if (left > 1000)
+		left = 1000;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += left / 1000;
+	ts.tv_nsec += (left % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+}
+
+static void *
+run(void *arg)
+{
+	struct store *s = arg;
+	struct done *d;
+	struct wl_send *rel;
+	size_t nd, nr;
+	unsigned long pushes;
+	int feed;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		feed = feed_due(s, wl_mono_ms());
+		if (s->ndone == 0 && s->nrel == 0 && !feed) {
+			if (s->quit)
+				break;
+			wait_until(s, next_feed(s));
+			continue;
+		}
+		d = s->done, nd = s->ndone;
+		rel = s->rel, nr = s->nrel;
+		s->done = NULL, s->ndone = s->capdone = 0;
+		s->rel = NULL, s->nrel = s->caprel = 0;
+		pushes = s->pushes;
+		pthread_mutex_unlock(&s->mu);
+		if (nd > 0)
+			record(s, d, nd);
+		release(s, rel, nr);
+		free(d);
+		free(rel);
+		if (feed)
+			look(s, pushes);
+		pthread_mutex_lock(&s->mu);
+	}
+	/* Give back what the sender never took. */
+	rel = s->claimed, nr = s->nclaimed;
+	s->claimed = NULL, s->nclaimed = s->capclaimed = 0;
+	pthread_mutex_unlock(&s->mu);
+	release(s, rel, nr);
+	free(rel);
+	return NULL;
+}
+
+/* Start the store on app, which it alone uses from now on; wake is the
+ * sender's multi handle, woken when claims arrive.  NULL on failure. */
+struct store *
+store_start(struct wl_app *app, const struct wl_config *cfg,
+	    const char *owner, CURLM *wake, int once)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int rc;
+
+	if (s == NULL)
+		return NULL;
+	s->app = app;
+	s->cfg = cfg;
+	s->owner = owner;
+	s->wake = wake;
+	s->once = once;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Signals are the sender's: they must interrupt its poll. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&s->thread, NULL, run, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Hand n finished attempts over; their sends are the store's now.  If
+ * they cannot be held, their leases expire and they are sent again. */
+void
+store_record(struct store *s, struct done *v, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (grow(&s->done, sizeof(*v), s->ndone, &s->capdone, n) == 0) {
+		memcpy(&s->done[s->ndone], v, n * sizeof(*v));
+		s->ndone += n;
+		s->pushes++;
+		s->looked_empty = 0;
+		pthread_cond_signal(&s->cv);
+	} else
+		for (i = 0; i < n; i++)
+			wl_sends_free(&v[i].send, 1);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Give a claim back unsent; the send is the store's now. */
+void
+store_release(struct store *s, struct wl_send *send)
+{
+	pthread_mutex_lock(&s->mu);
+	if (grow(&s->rel, sizeof(*send), s->nrel, &s->caprel, 1) == 0) {
+		s->rel[s->nrel++] = *send;
+		s->pushes++;
+		s->looked_empty = 0;
+		pthread_cond_signal(&s->cv);
+	} else
+		wl_sends_free(send, 1);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Take the claims made so far, in claim order (free *out; the sends
+ * are the caller's). */
+size_t
+store_take(struct store *s, struct wl_send **out)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	*out = s->claimed;
+	n = s->nclaimed;
+	s->claimed = NULL;
+	s->nclaimed = s->capclaimed = 0;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* The sender has room for this many more deliveries. */
+void
+store_room(struct store *s, unsigned room)
+{
+	pthread_mutex_lock(&s->mu);
+	if (room != s->room) {
+		s->room = room;
+		if (feed_due(s, wl_mono_ms()))
+			pthread_cond_signal(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Has everything handed in been written, and did a look made after it
+ * find nothing due?  (For --once.) */
+int
+store_quiet(struct store *s)
+{
+	int quiet;
+
+	pthread_mutex_lock(&s->mu);
+	quiet = s->looked_empty && s->ndone == 0 && s->nrel == 0 &&
+		s->nclaimed == 0;
+	pthread_mutex_unlock(&s->mu);
+	return quiet;
+}
+
+/* Write what is left, give back unsent claims, and end the thread. */
+void
+store_stop(struct store *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->quit = 1;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s->done);
+	free(s->rel);
+	free(s->claimed);
+	free(s);
+}
