@@ -139,7 +139,9 @@ look(struct store *s, unsigned long pushes)
 	s->last_feed = wl_mono_ms();
 	s->found = n > 0;
 	s->more = n > 0 && n == avail;
-	s->looked_empty = rc == WL_OK && n == 0 && s->pushes == pushes;
+	/* (Without room it saw nothing: that is not "nothing due".) */
+	s->looked_empty = rc == WL_OK && n == 0 && avail > 0 &&
+			  s->pushes == pushes;
 	pthread_mutex_unlock(&s->mu);
 	free(sends);
 	curl_multi_wakeup(s->wake);
