@@ -332,8 +332,9 @@ wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
 	}
 	for (r = 0; rc == WL_OK && r < rows->nrows; r++) {
 		const char *id = wl_rows_str(rows, r, C_ID);
-		if (strcmp(wl_rows_str(rows, r, C_STATUS), "active") != 0)
-			rc = fail_one(app, owner, id);
+		const char *status = wl_rows_str(rows, r, C_STATUS);
+		if (status == NULL || strcmp(status, "active") != 0)
+			rc = fail_one(app, owner, id); /* or gone */
 		else if (!access_ok(rows, r, now))
 			rc = pause_sub(app, wl_rows_str(rows, r, C_SUB),
 				       "access_lost");

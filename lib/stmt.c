@@ -370,14 +370,16 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? ORDER BY "
 	"next_attempt_at LIMIT ?",
     /* Deliveries first, by lease: left to itself the optimizer may start
-     * from the subscription and read every delivery it ever had. */
+     * from the subscription and read every delivery it ever had.  A
+     * delivery whose subscription is gone comes back too (s.status
+     * NULL), to be failed rather than claimed again and again. */
     [STMT_CLAIMED] =
 	"SELECT STRAIGHT_JOIN d.id, d.event_seq, d.event_id, d.attempt_count, "
 	"d.manual_retry, d.attempts, d.created_at, d.subscription_id, s.url, "
 	"s.status, s.secret_enc, s.previous_secret_enc, "
 	"s.previous_secret_until, k.id, k.revoked_at, k.expires_at, "
 	"k.integration_type, e.body, " TENANT_COLS
-	" FROM deliveries d FORCE INDEX (deliveries_lease) JOIN "
+	" FROM deliveries d FORCE INDEX (deliveries_lease) LEFT JOIN "
 	"webhook_subscriptions s ON s.id = d.subscription_id LEFT JOIN "
 	"api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = d.tenant_id "
 	"LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.seq = "

@@ -459,10 +459,13 @@ wl_h_sub_delete(struct wl_ctx *ctx)
 	if ((rc = sub_load(ctx, ctx->param[0], &rows)) != 0)
 		return rc < 0 ? WL_OK : rc;
 	wl_rows_free(rows);
-	rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE_DELIVERIES,
+	/* The subscription first: a fan-out that has not advanced it yet
+	 * then finds it gone and inserts nothing, and one that has is
+	 * waited for, so that its deliveries are deleted too. */
+	rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE,
 		       SQL_ARGS(SQL_STR(ctx->param[0])));
 	if (rc == WL_OK)
-		rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE,
+		rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE_DELIVERIES,
 			       SQL_ARGS(SQL_STR(ctx->param[0])));
 	return rc == WL_OK ? wl_reply_empty(ctx, 204) : rc;
 }

@@ -263,6 +263,30 @@ describe('deliverer process', () => {
     }
   });
 
+  test('deliveries whose subscription is gone are failed once, not claimed again and again', { timeout: 120000 }, async () => {
+    // Only possible by hand in the database (deleting a subscription
+    // deletes its deliveries in the same transaction): more of them than
+    // the deliverer claims at once, all due, must not keep a live
+    // subscription's events waiting, and must end failed, unleased.
+    const ten = newTenant();
+    const gone = uniq('whs_gone');
+    const now = Date.now();
+    sql(`INSERT INTO deliveries (id, tenant_id, subscription_id, event_seq, event_id, event_type, status, next_attempt_at, attempts, created_at, updated_at)
+      SELECT CONCAT('${gone}_', seq), '${ten.t1}', '${gone}', seq, CONCAT('evt_${gone}_', seq), '${CREATED}', 'pending', ${now - 60000}, '[]', ${now - 60000}, ${now - 60000}
+      FROM seq_1_to_100`, { tellWorkers: false });
+    const url = rx.url(uniq('alive'));
+    await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    await burst(ten.k1, ten.q1, 5);
+    const expected = eventIdsOfTenant(ten.t1, CREATED);
+    await waitUntil(() => {
+      const got = new Set(rx.at(url).map((r) => r.headers['webhook-id']));
+      return expected.every((id) => got.has(id));
+    }, 30000, () => progress(url, expected));
+    await waitUntil(() => sql(`SELECT COUNT(*) FROM deliveries WHERE subscription_id = '${gone}' AND status = 'failed' AND lease_owner IS NULL`)[0][0] === '100',
+      30000, () => `the 100 deliveries of a deleted subscription to be failed: ${JSON.stringify(sql(`SELECT status, lease_owner IS NULL, COUNT(*) FROM deliveries WHERE subscription_id = '${gone}' GROUP BY 1, 2`))}`);
+    sql(`DELETE FROM deliveries WHERE subscription_id = '${gone}'`, { tellWorkers: false });
+  });
+
   test('SIGTERM lets attempts in flight finish and record, starts no new ones, and exits within 12 s', { timeout: 120000 }, async (t) => {
     const ten = newTenant();
     const url = rx.url(uniq('term'));
