@@ -128,15 +128,18 @@ xfer_free(struct xfer *x)
 	free(x);
 }
 
-/* Start sending s; takes ownership of its contents. */
+/* Start sending s; takes ownership of its contents (given back to the
+ * store when it cannot start). */
 static int
-start(struct loop *l, const struct wl_send *s)
+start(struct loop *l, struct wl_send *s)
 {
 	struct xfer *x = calloc(1, sizeof(*x)), **nx;
 	size_t i;
 
-	if (x == NULL)
+	if (x == NULL) {
+		store_release(l->store, s);
 		return -1;
+	}
 	x->send = *s;
 	x->retry_after = -1;
 	x->started = wl_clock_ms();
@@ -208,12 +211,13 @@ reap(struct loop *l)
 	struct xfer *x;
 	CURLMsg *msg;
 	int64_t now = wl_clock_ms();
-	size_t n = 0, j;
+	size_t n = 0, running = l->n, j;
 	int left;
 
-	if (l->n == 0 || (done = calloc(l->n, sizeof(*done))) == NULL)
+	if (running == 0 || (done = calloc(running, sizeof(*done))) == NULL)
 		return 0; /* (no memory: try again on the next turn) */
-	while (n < l->n &&
+	/* (l->n goes down as they are let go.) */
+	while (n < running &&
 	       (msg = curl_multi_info_read(l->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;

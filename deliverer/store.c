@@ -1,11 +1,12 @@
 /*
  * The store thread: the only user of the deliverer's database connection.
  * The sender (the libcurl loop) hands it finished attempts and claims it
- * gives back, and tells it how much room it has; the store writes what it
- * was handed, all of it in one transaction (what piles up while a commit
- * runs goes into the next one), and claims due deliveries for that room
- * when a look is due (see feed_due()).  It wakes the sender's
- * curl_multi_poll() when claims arrive.
+ * gives back, and tells it how much room it has; the store writes the
+ * attempts it was handed, all of them in one transaction (what piles up
+ * while a commit runs goes into the next one), gives the claims back (a
+ * statement each), and claims due deliveries for that room when a look is
+ * due (see feed_due()).  It wakes the sender's curl_multi_poll() after
+ * every look.
  */
 #include "config.h"
 
@@ -41,8 +42,8 @@ struct store {
 	unsigned room;		/* what the sender can take, by its count */
 	unsigned long pushes;	/* batches handed in so far */
 	int quit;
-	int looked_empty;	/* the last look found nothing, and nothing was
-				   handed in since */
+	int looked_empty;	/* the last look claimed nothing (or failed),
+				   and nothing was handed in since */
 	int64_t last_feed;	/* when the last look was made (monotonic) */
 	int failing;		/* the last look failed (logged once) */
 	int found;		/* it found some */
@@ -82,8 +83,9 @@ next_feed(const struct store *s)
  * do not fill already.  Then every poll interval when idle, more often
  * while deliveries keep coming, as soon as half the room is free after a
  * look that filled all it had (a backlog), and with --once whenever the
- * sender is idle and the last look was not empty.  A look costs two
- * statements whatever it brings, so it is not made for one delivery.
+ * sender is idle and the last look claimed something (see look()).  A
+ * look costs two statements whatever it brings, so it is not made for
+ * one delivery.
  */
 static int
 feed_due(const struct store *s, int64_t now)
@@ -107,6 +109,7 @@ look(struct store *s, unsigned long pushes)
 {
 	struct wl_send *sends = NULL;
 	size_t n = 0, avail;
+	unsigned long long taken = 0;
 	long created = 0;
 	int rc;
 
@@ -116,7 +119,7 @@ look(struct store *s, unsigned long pushes)
 	rc = wl_deliver_fanout(s->app, &created);
 	if (rc == WL_OK && avail > 0)
 		rc = wl_deliver_claim(s->app, s->owner, (unsigned)avail,
-				      &sends, &n);
+				      &sends, &n, &taken);
 	pthread_mutex_lock(&s->mu);
 	if (rc == WL_OK && n > 0 &&
 	    grow(&s->claimed, sizeof(*sends), s->nclaimed, &s->capclaimed,
@@ -137,10 +140,12 @@ look(struct store *s, unsigned long pushes)
 		       wl_strerror(rc));
 	s->failing = rc != WL_OK;
 	s->last_feed = wl_mono_ms();
-	s->found = n > 0;
-	s->more = n > 0 && n == avail;
-	/* (Without room it saw nothing: that is not "nothing due".) */
-	s->looked_empty = rc == WL_OK && n == 0 && avail > 0 &&
+	s->found = taken > 0;
+	s->more = taken > 0 && taken == avail;
+	/* For --once: claimed nothing (even what it claimed to fail counts),
+	 * or failed: the next run goes on.  Without room it saw nothing,
+	 * which is not "nothing due". */
+	s->looked_empty = (rc != WL_OK || taken == 0) && avail > 0 &&
 			  s->pushes == pushes;
 	pthread_mutex_unlock(&s->mu);
 	free(sends);
@@ -182,6 +187,7 @@ release(struct store *s, struct wl_send *v, size_t n)
 	}
 }
 
+/* Wait for a signal, until at (monotonic ms) at most, and 1 s at most. */
 static void
 wait_until(struct store *s, int64_t at)
 {
@@ -190,6 +196,8 @@ wait_until(struct store *s, int64_t at)
 
 	if (left > 1000)
 		left = 1000;
+	if (left < 1)
+		left = 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += left / 1000;
 	ts.tv_nsec += (left % 1000) * 1000000L;
@@ -216,7 +224,11 @@ run(void *arg)
 		if (s->ndone == 0 && s->nrel == 0 && !feed) {
 			if (s->quit)
 				break;
-			wait_until(s, next_feed(s));
+			/* Without room, until the sender makes some (or hands
+			 * something in): the next look is not due before. */
+			wait_until(s, s->room > s->nclaimed
+					  ? next_feed(s)
+					  : wl_mono_ms() + 1000);
 			continue;
 		}
 		d = s->done, nd = s->ndone;
@@ -329,6 +341,8 @@ store_take(struct store *s, struct wl_send **out)
 	n = s->nclaimed;
 	s->claimed = NULL;
 	s->nclaimed = s->capclaimed = 0;
+	if (n > 0 && feed_due(s, wl_mono_ms()))
+		pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }

@@ -4,7 +4,8 @@
  * before every attempt, sign, and record each attempt with its outcome.
  * No lock is held across the HTTP call: a claim is an UPDATE of
  * lease_owner/lease_until that commits at once, and a result is written
- * only while the lease is still ours.  A deliverer killed mid-send leaves
+ * only while the row is still leased to this deliverer (by its owner
+ * token, new at every start).  A deliverer killed mid-send leaves
  * a lease that expires, and the attempt is made again with the same
  * webhook-id (delivery is at least once).
  */
@@ -95,6 +96,10 @@ fanout_rows(const struct fanout *f, char **text, long *n)
 					      wl_rows_str(f->events, i, 1)));
 		cJSON_AddItemToArray(row, cJSON_CreateString(
 					      wl_rows_str(f->events, i, 2)));
+		if (cJSON_GetArraySize(row) != 4) { /* an item was lost */
+			rc = WL_ERR_NOMEM;
+			break;
+		}
 		(*n)++;
 	}
 	if (rc == WL_OK && (*text = cJSON_PrintUnformatted(all)) == NULL)
@@ -300,7 +305,7 @@ prepare(struct wl_app *app, const struct wl_rows *rows, size_t r,
  */
 int
 wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
-		 struct wl_send **out, size_t *n)
+		 struct wl_send **out, size_t *n, unsigned long long *taken)
 {
 	static int64_t last_lease;
 	int64_t now = wl_now_ms(),
@@ -313,6 +318,7 @@ wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
 
 	*out = NULL;
 	*n = 0;
+	*taken = 0;
 	if (lease <= last_lease)
 		lease = last_lease + 1;
 	last_lease = lease;
@@ -320,6 +326,7 @@ wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
 			 SQL_ARGS(SQL_STR(owner), SQL_INT(lease), SQL_INT(now),
 				  SQL_INT(now), SQL_INT(max)),
 			 NULL, &claimed);
+	*taken = claimed;
 	if (rc != WL_OK || claimed == 0)
 		return rc;
 	rc = wl_sql_exec(app->db, STMT_CLAIMED,
@@ -559,6 +566,8 @@ batch_json(const struct outcome *v, size_t n)
 		cJSON_AddItemToArray(row, cJSON_CreateNumber(
 					      (double)v[i].a->res.attempted_at));
 		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].text));
+		if (cJSON_GetArraySize(row) != 6) /* an item was lost */
+			break;
 	}
 	text = i == n && all ? cJSON_PrintUnformatted(all) : NULL;
 	cJSON_Delete(all);

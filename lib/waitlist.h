@@ -194,9 +194,11 @@ struct wl_attempt {
 
 WL_EXPORT void wl_deliver_owner(char out[48]);
 WL_EXPORT int wl_deliver_fanout(struct wl_app *, long *created);
+/* *n: the sends to make; *taken: the rows claimed, those failed at once
+ * (access lost, body gone) included. */
 WL_EXPORT int wl_deliver_claim(struct wl_app *, const char *owner,
 			       unsigned max, struct wl_send **out,
-			       size_t *n);
+			       size_t *n, unsigned long long *taken);
 WL_EXPORT int wl_deliver_record(struct wl_app *, const char *owner,
 				const struct wl_attempt *, size_t n);
 WL_EXPORT int wl_deliver_release(struct wl_app *, const char *owner,
