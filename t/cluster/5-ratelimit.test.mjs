@@ -31,7 +31,7 @@ function assertRefusals(list) {
   }
 }
 
-test('readsPerMinute 20: 10 through one node, 10 more through the other, about 20 through the balancer', async () => {
+test('readsPerMinute 20: 10 through one node, 10 more through the other, each node its half through the balancer', async () => {
   const t = tenant({ limits: { readsPerMinute: 20, writesPerMinute: HIGH, tenantReadsPerMinute: HIGH, tenantWritesPerMinute: HIGH } });
   const m = freshMinute();
   const one = await reads(1, t.key, m.at(10), 30);
@@ -45,11 +45,19 @@ test('readsPerMinute 20: 10 through one node, 10 more through the other, about 2
 
   const bal = await reads(0, t.key, m.at(10, 1), 40);
   const by = [0, 0, 0];
-  for (const r of bal) if (r.status === 200) by[servedBy(r)] += 1;
-  console.log(`# rate limits: balanced port passed ${passed(bal)} of 40 (node 1: ${by[1]}, node 2: ${by[2]}) against readsPerMinute 20`);
+  const sent = [0, 0, 0];
+  for (const r of bal) {
+    sent[servedBy(r)] += 1;
+    if (r.status === 200) by[servedBy(r)] += 1;
+  }
+  console.log(`# rate limits: balanced port passed ${passed(bal)} of 40 (node 1: ${by[1]} of ${sent[1]}, node 2: ${by[2]} of ${sent[2]}) against readsPerMinute 20`);
+  assert.equal(sent[0], 0, 'every answer names the node that served it');
   assert.ok(passed(bal) <= 20, `never more than the limit: ${passed(bal)}`);
-  assert.ok(passed(bal) >= 15, `about the limit when the balancer alternates: ${passed(bal)}`);
-  assert.ok(by[1] <= 10 && by[2] <= 10);
+  // Each node passes its share of what it was sent.  (The balancer
+  // alternates, but leaves a node out for 5 s after it failed a request,
+  // which an earlier test under load may have caused.)
+  assert.equal(by[1], Math.min(10, sent[1]), 'node 1 passes up to its half');
+  assert.equal(by[2], Math.min(10, sent[2]), 'node 2 passes up to its half');
   assertRefusals(bal);
 });
 
