@@ -11,7 +11,6 @@
 
 #include "extern.h"
 
-#define DAY_MS (86400LL * 1000)
 
 static int
 print_json(FILE *out, cJSON *root)

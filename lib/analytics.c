@@ -17,7 +17,6 @@
 
 #include "extern.h"
 
-#define DAY_MS (86400LL * 1000)
 #define MAX_BACK_DAYS 90
 
 static int

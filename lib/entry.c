@@ -9,7 +9,6 @@
 
 #include "extern.h"
 
-#define DAY_MS (86400LL * 1000)
 
 const char *const wl_status_names[WL_ST__MAX] = {
     "waiting", "ready", "confirmed", "in_service",

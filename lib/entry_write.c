@@ -15,7 +15,7 @@
 /* Columns of STMT_ENTRY_LOCK. */
 enum { L_ID, L_QUEUE, L_BUSINESS, L_STATUS, L_VERSION, L_IS_BOOKING,
        L_BOOKING, L_SCHEDULED, L_END, L_SERVICE, L_CUSTOM, L_NAME, L_PHONE,
-       L_PARTY, L_NOTES, L_EXTREF };
+       L_PARTY, L_NOTES, L_EXTREF, L_TICKET, L_CREATED, L_SERVED };
 
 /*
  * Lock entry id for update.  Returns 0 with *rows (one row), -1 after a
@@ -76,6 +76,33 @@ booking_return(struct wl_ctx *ctx, const struct wl_rows *e)
 }
 
 /*
+ * Keep the line's head and recent wait (migrations/011) as walk-in e
+ * moves from `from` to `to`: before the entry's own update, so that the
+ * line's row is locked before the entry's index entries change.
+ */
+static int
+line_move(struct wl_ctx *ctx, const struct wl_rows *e, enum wl_status from,
+	  enum wl_status to, int64_t now)
+{
+	int ret = !wl_status_active(from) && wl_status_active(to);
+	int dep = wl_status_active(from) && !wl_status_active(to);
+	int served = to == WL_ST_IN_SERVICE && !wl_rows_str(e, 0, L_SERVED);
+	long long t = wl_rows_int(e, 0, L_TICKET);
+	const char *queue = wl_rows_str(e, 0, L_QUEUE);
+	int64_t w = now - wl_rows_int(e, 0, L_CREATED);
+
+	if (wl_rows_int(e, 0, L_IS_BOOKING) || (!ret && !dep && !served))
+		return WL_OK;
+	return wl_sql_do(
+	    ctx->app->db, STMT_LINE_MOVE,
+	    SQL_ARGS(SQL_INT(ret), SQL_INT(t), SQL_INT(t), SQL_INT(dep),
+		     SQL_INT(t), served ? SQL_INT(w) : SQL_NULL, SQL_INT(now - DAY_MS),
+		     served ? SQL_INT(w) : SQL_NULL,
+		     served ? SQL_INT(w) : SQL_NULL,
+		     served ? SQL_INT(now) : SQL_NULL, SQL_STR(queue)));
+}
+
+/*
  * Move the locked entry to status `to`, checking in order: expected
  * status and version (409), then the transition table (400).  Writes the
  * history, emits status_changed (and booking.cancelled for a booking that
@@ -111,6 +138,8 @@ wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
 	if (wl_rows_int(e, 0, L_IS_BOOKING) && !wl_status_active(from) &&
 	    wl_status_active(to) && (rc = booking_return(ctx, e)) != 0)
 		return rc < 0 ? WL_OK : rc;
+	if ((rc = line_move(ctx, e, (enum wl_status)from, to, now)) != WL_OK)
+		return rc;
 	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_SET_STATUS,
 		       SQL_ARGS(SQL_STR(wl_status_names[to]), SQL_INT(now),
 				SQL_STR(wl_status_names[to]), SQL_INT(now),

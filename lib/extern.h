@@ -16,6 +16,7 @@
 #define WL_ID_MAX 48	  /* prefix + 26 characters, with room to spare */
 #define WL_TS_MAX 32	  /* YYYY-MM-DDTHH:MM:SS.mmmZ */
 #define WL_SECRET_LEN 32
+#define DAY_MS (86400LL * 1000) /* milliseconds in a day */
 
 /* ------------------------------------------------------------------ */
 /* Growable buffers with a hard cap. */
@@ -143,6 +144,7 @@ enum wl_stmt {
 	STMT_ENTRY_LOCK,
 	STMT_ENTRY_INSERT,
 	STMT_TICKET_ISSUE,
+	STMT_LINE_MOVE,
 	STMT_ENTRY_SET_STATUS,
 	STMT_ENTRY_EDIT,
 	STMT_ENTRY_RESCHEDULE,

@@ -41,38 +41,32 @@
 
 #define ACTIVE_STATUSES "('waiting', 'ready', 'confirmed')"
 
-/* The lowest ticket among the line's active walk-ins: one index dive
- * (entries_walkins, on the generated column is_active). */
-#define LINE_HEAD                                                         \
-	"(SELECT MIN(h.ticket) FROM entries h WHERE h.queue_id = "          \
-	"e.queue_id AND h.is_booking = 0 AND h.is_active = 1)"
-
 /*
  * The position of e, an active walk-in.  A line's tickets run 1, 2, 3...
- * without gaps (migrations/008), so with h the lowest active ticket, the
- * tickets h..e.ticket are held by e, by those ahead of e, and by those
- * who left out of turn: position = e.ticket - h + 1 - (walk-ins no longer
- * active with a ticket between h and e.ticket).  That is two index dives
- * and a range of out-of-turn departures, however long the line.  MariaDB
- * bounds these ranges only when e is a constant (one entry read by id),
- * so lists use ENTRY_POSITION_LIST, which counts the active walk-ins
- * ahead: its index lookup by line keeps that to the line's active
- * walk-ins.  Both give the same number.
+ * without gaps (migrations/008), so with h the lowest active ticket (kept
+ * as line_tickets.head, migrations/011), the tickets h..e.ticket are held
+ * by e, by those ahead of e, and by those who left out of turn: position
+ * = e.ticket - h + 1 - (walk-ins no longer active with a ticket between h
+ * and e.ticket).  That is a range of out-of-turn departures, however long
+ * the line.  MariaDB bounds this range only when e is a constant (one
+ * entry read by id), so lists use ENTRY_POSITION_LIST, which counts the
+ * active walk-ins ahead: its index lookup by line keeps that to the
+ * line's active walk-ins.  Both give the same number.
  */
 #define ENTRY_POSITION                                                    \
-	"e.ticket + 1 - " LINE_HEAD " - (SELECT COUNT(*) FROM entries d "   \
-	"WHERE d.queue_id = e.queue_id AND d.is_booking = 0 AND "           \
-	"d.is_active = 0 AND d.ticket > " LINE_HEAD " AND d.ticket < "      \
-	"e.ticket)"
+	"e.ticket + 1 - lt.head - (SELECT COUNT(*) FROM entries d WHERE "   \
+	"d.queue_id = e.queue_id AND d.is_booking = 0 AND d.is_active = 0 " \
+	"AND d.ticket > lt.head AND d.ticket < e.ticket)"
 #define ENTRY_POSITION_LIST                                               \
 	"(SELECT COUNT(*) FROM entries p WHERE p.queue_id = e.queue_id AND " \
 	"p.is_booking = 0 AND p.is_active = 1 AND p.ticket <= e.ticket)"
 
 /*
  * Entry columns in the order entry.c reads them, with `pos` computing the
- * position.  The last two are the place among the line's active walk-ins
- * and the mean wait of walk-ins served since the bound instant (the only
- * parameter, always first).
+ * position; FROM ENTRY_FROM.  The last two are the place among the line's
+ * active walk-ins and the line's recent wait, when a walk-in of the line
+ * was first served since the bound instant (the only parameter, always
+ * first).
  */
 #define ENTRY_COLS(pos)                                                   \
 	"e.id, e.guest_id, e.booking_id, e.version, e.status, e.queue_id, "  \
@@ -81,10 +75,15 @@
 	"e.is_booking, e.scheduled_for, e.sms_consent, e.created_at, "     \
 	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.status IN "        \
 	ACTIVE_STATUSES " THEN " pos " END, CASE WHEN e.is_booking = 0 "    \
-	"AND e.status IN " ACTIVE_STATUSES " THEN (SELECT "                 \
-	"AVG(s.first_in_service_at - s.created_at) FROM entries s WHERE "  \
-	"s.queue_id = e.queue_id AND s.is_booking = 0 AND "                \
-	"s.first_in_service_at >= ?) END"
+	"AND e.status IN " ACTIVE_STATUSES " AND lt.served_at >= ? THEN "   \
+	"lt.wait_ms END"
+#define ENTRY_FROM                                                        \
+	" FROM entries e LEFT JOIN line_tickets lt ON lt.queue_id = "       \
+	"e.queue_id"
+
+/* A line's recent wait, with w ms the wait of its newly served walk-in:
+ * a moving average in which each newly served walk-in weighs 1/5. */
+#define LINE_WAIT "wait_ms * 0.8 + ? * 0.2"
 
 /* The key's restrictions on entries: biz, biz, queues, queues. */
 #define ENTRY_VISIBLE                                                     \
@@ -228,15 +227,15 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "
 	"LAST_INSERT_ID(guests + 1)",
-    [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS(ENTRY_POSITION) " FROM entries "
-		       "e WHERE e.tenant_id = ? AND e.id = ?",
+    [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS(ENTRY_POSITION) ENTRY_FROM
+		       " WHERE e.tenant_id = ? AND e.id = ?",
     [STMT_ENTRY_LIST] =
-	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) " FROM entries e WHERE "
+	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) ENTRY_FROM " WHERE "
 	"e.tenant_id = ? AND "
 	"(e.updated_at > ? OR (e.updated_at = ? AND e.id > ?)) AND "
 	ENTRY_VISIBLE " ORDER BY e.updated_at, e.id LIMIT ?",
     [STMT_ENTRY_LIST_EXTREF] =
-	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) " FROM entries e WHERE "
+	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) ENTRY_FROM " WHERE "
 	"e.tenant_id = ? AND "
 	"e.external_reference = ? AND (e.updated_at > ? OR (e.updated_at = "
 	"? AND e.id > ?)) AND " ENTRY_VISIBLE " ORDER BY e.updated_at, e.id "
@@ -245,8 +244,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT id, queue_id, business_id, status, version, is_booking, "
 	"booking_id, scheduled_for, booking_end, service_type_id, "
 	"custom_data, full_name, phone, party_size, notes, "
-	"external_reference FROM entries WHERE tenant_id = ? AND id = ? FOR "
-	"UPDATE",
+	"external_reference, ticket, created_at, first_in_service_at FROM "
+	"entries WHERE tenant_id = ? AND id = ? FOR UPDATE",
     [STMT_ENTRY_INSERT] =
 	"INSERT INTO entries (id, tenant_id, business_id, queue_id, "
 	"guest_id, booking_id, version, status, is_booking, full_name, phone, "
@@ -254,10 +253,29 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"external_reference, scheduled_for, booking_end, sms_consent, "
 	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    /* The new ticket is the head of a line without active walk-ins. */
     [STMT_TICKET_ISSUE] =
-	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
-	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "
-	"LAST_INSERT_ID(issued + 1)",
+	"INSERT INTO line_tickets (queue_id, issued, head) VALUES (?, "
+	"LAST_INSERT_ID(1), 1) ON DUPLICATE KEY UPDATE issued = "
+	"LAST_INSERT_ID(issued + 1), head = COALESCE(head, issued)",
+    /*
+     * A walk-in with ticket t moves into or out of the active statuses,
+     * or is first served after waiting w ms (NULL otherwise), at instant
+     * now; since is 24 hours before it.  Runs before the entry's own
+     * update: a departing head hands the head to the next active ticket.
+     * That subquery names the locked row so that it runs after the lock
+     * is granted, and so sees every change committed before.
+     * Parameters: returning, t, t, departing, t, w, since, w, w, now
+     * (NULL unless w is given), queue.
+     */
+    [STMT_LINE_MOVE] =
+	"UPDATE line_tickets SET head = CASE WHEN ? THEN LEAST(COALESCE("
+	"head, ?), ?) WHEN ? AND head = ? THEN (SELECT MIN(h.ticket) FROM "
+	"entries h WHERE h.queue_id = line_tickets.queue_id AND "
+	"h.is_booking = 0 AND h.is_active = 1 AND h.ticket > "
+	"line_tickets.head) ELSE head END, wait_ms = CASE "
+	"WHEN ? IS NULL THEN wait_ms WHEN served_at >= ? THEN " LINE_WAIT
+	" ELSE ? END, served_at = COALESCE(?, served_at) WHERE queue_id = ?",
     [STMT_ENTRY_SET_STATUS] =
 	"UPDATE entries SET status = ?, version = version + 1, updated_at = "
 	"?, first_in_service_at = IF(? = 'in_service' AND "

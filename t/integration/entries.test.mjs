@@ -514,6 +514,113 @@ test('positions follow a model through out-of-turn departures and returns to the
   }
 });
 
+test('the head of a line follows it emptying, refilling and a return ahead of the newest', async () => {
+  const T = setup();
+  const q = T.queueId;
+  const a = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'A' });
+  const servedA = await moveThrough(T.key, a, ['in_service']);
+  const b = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'B' });
+  assert.equal(b.position, 1, 'the first walk-in of an emptied line is first');
+  const c = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'C' });
+  assert.equal(c.position, 2);
+  // A returns from service with the lowest ticket: first again.
+  const back = await moveThrough(T.key, servedA, ['waiting']);
+  assert.equal(back.position, 1, 'a return ahead of the head is first');
+  assert.equal((await getEntry(T.key, b.id)).position, 2);
+  assert.equal((await getEntry(T.key, c.id)).position, 3);
+  // The head leaves, then the next one: the last is first.
+  await moveThrough(T.key, back, ['cancelled']);
+  await moveThrough(T.key, await getEntry(T.key, b.id), ['no_show']);
+  assert.equal((await getEntry(T.key, c.id)).position, 1);
+  await moveThrough(T.key, await getEntry(T.key, c.id), ['in_service', 'completed']);
+  const d = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'D' });
+  assert.equal(d.position, 1);
+});
+
+test('estimatedWaitMinutes is the line\'s moving average wait, each newly served walk-in weighing 1/5, reset after 24 hours without one', async () => {
+  const T = setup();
+  const q = T.queueId;
+  const now = Date.now();
+  const MIN = 60_000;
+  const at = (ms) => ({ 'x-test-now': new Date(ms).toISOString() });
+  // Created and served at pinned instants; returns the entry in service.
+  const serve = async (createdAt, servedAt) => {
+    const res = await api('POST', '/waitlist/entries', {
+      key: T.key, idempotencyKey: uniq('idem'), headers: at(createdAt),
+      body: { queueId: q, partySize: 1, fullName: 'Served' },
+    });
+    assert.equal(res.status, 201, res.text);
+    const e = res.json.entry;
+    const moved = await api('PATCH', `/waitlist/entries/${e.id}/status`, {
+      key: T.key, idempotencyKey: uniq('idem'), headers: at(servedAt),
+      body: { status: 'in_service', expectedStatus: 'waiting', expectedVersion: e.version },
+    });
+    assert.equal(moved.status, 200, moved.text);
+    return moved.json.entry;
+  };
+  const waiting = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'Waiting' });
+  const estimate = async () => (await getEntry(T.key, waiting.id)).estimatedWaitMinutes;
+
+  // Served 25 hours ago after an hour: too long ago to count.
+  await serve(now - 26 * 60 * MIN, now - 25 * 60 * MIN);
+  assert.equal(await estimate(), null, 'no walk-in served in the last 24 hours');
+  // The next one served restarts the average: 10 minutes.
+  await serve(now - 30 * MIN, now - 20 * MIN);
+  assert.equal(await estimate(), 10);
+  // 20 minutes: 10 * 4/5 + 20 * 1/5 = 12.
+  await serve(now - 30 * MIN, now - 10 * MIN);
+  assert.equal(await estimate(), 12);
+  // A walk-in served a second time does not count again.
+  const again = await serve(now - 15 * MIN, now - 14 * MIN);
+  assert.equal(await estimate(), 10, '12 * 4/5 + 1 * 1/5 = 9.8');
+  const back = await moveThrough(T.key, again, ['waiting']);
+  await moveThrough(T.key, back, ['in_service']);
+  assert.equal(await estimate(), 10, 'the second service of the same walk-in is not a new wait');
+  // Minutes already waited come off the estimate.
+  const early = await api('POST', '/waitlist/entries', {
+    key: T.key, idempotencyKey: uniq('idem'), headers: at(now - 4 * MIN),
+    body: { queueId: q, partySize: 1, fullName: 'Early' },
+  });
+  assert.equal(early.status, 201, early.text);
+  assert.equal((await getEntry(T.key, early.json.entry.id)).estimatedWaitMinutes, 6);
+});
+
+test('concurrent departures and arrivals in one line leave every position right', async () => {
+  const T = setup();
+  const q = T.queueId;
+  const made = [];
+  for (let i = 0; i < 12; i++) made.push(await mustCreate(T.key, { queueId: q, partySize: 1, fullName: `C${i}` }));
+  // The first six leave at once (the head among them) while six arrive.
+  const leaving = made.slice(0, 6);
+  const results = await Promise.all([
+    ...leaving.map((e, i) => setStatus(T.key, e, i % 2 ? 'cancelled' : 'in_service')),
+    ...Array.from({ length: 6 }, (_, i) => create(T.key, { queueId: q, partySize: 1, fullName: `N${i}` })),
+  ]);
+  for (const r of results) assert.ok(r.status === 200 || r.status === 201, r.text);
+  const arrived = results.slice(6).map((r) => r.json.entry);
+  const stay = [...made.slice(6), ...arrived.sort((x, y) => x.createdAt.localeCompare(y.createdAt) || 0)];
+  const got = [];
+  for (const e of stay) got.push((await getEntry(T.key, e.id)).position);
+  assert.deepEqual(got.slice(0, 6), [1, 2, 3, 4, 5, 6], 'those who stayed lead the line');
+  assert.deepEqual([...got.slice(6)].sort((x, y) => x - y), [7, 8, 9, 10, 11, 12], 'the arrivals follow');
+  // Returns from service race with the rest of the line leaving.
+  const inService = results.slice(0, 6).filter((r) => r.json.entry.status === 'in_service').map((r) => r.json.entry);
+  const second = await Promise.all([
+    ...inService.map((e) => setStatus(T.key, e, 'waiting')),
+    ...stay.slice(0, 4).map(async (e) => setStatus(T.key, await getEntry(T.key, e.id), 'no_show')),
+  ]);
+  for (const r of second) assert.equal(r.status, 200, r.text);
+  const list = await api('GET', '/waitlist/entries?limit=100', { key: T.key });
+  const active = list.json.entries.filter((e) => ['waiting', 'ready', 'confirmed'].includes(e.status));
+  for (const e of active) {
+    assert.equal((await getEntry(T.key, e.id)).position, e.position, `GET and list agree on ${e.id}`);
+  }
+  assert.deepEqual(active.map((e) => e.position).sort((x, y) => x - y), active.map((_, i) => i + 1));
+  for (const e of inService) {
+    assert.ok((await getEntry(T.key, e.id)).position <= 3, 'a returned walk-in has its old place, ahead of the rest');
+  }
+});
+
 // ---- GET /waitlist/entries ----
 
 test('the list is ordered by updatedAt then id and pages with limit and cursor', async () => {
