@@ -43,20 +43,23 @@
 
 /*
  * The position of e, an active walk-in.  A line's tickets run 1, 2, 3...
- * without gaps (migrations/008), so with h the lowest active ticket (kept
- * as line_tickets.head, migrations/011), the tickets h..e.ticket are held
- * by e, by those ahead of e, and by those who left out of turn: position
- * = e.ticket - h + 1 - (walk-ins no longer active with a ticket between h
- * and e.ticket).  That is a range of out-of-turn departures, however long
- * the line.  MariaDB bounds this range only when e is a constant (one
- * entry read by id), so lists use ENTRY_POSITION_LIST, which counts the
- * active walk-ins ahead: its index lookup by line keeps that to the
- * line's active walk-ins.  Both give the same number.
+ * without gaps (migrations/008), and no active walk-in of the line has a
+ * ticket below h, its line_tickets.head (migrations/011), so the tickets
+ * h..e.ticket are held by e, by those ahead of e, and by those no longer
+ * active: position = e.ticket - h + 1 - (walk-ins no longer active with a
+ * ticket from h to e.ticket).  h is the lowest active ticket but may lag
+ * below it (a departure that raced a write on another Galera node), which
+ * costs rows read, not the right answer.  That is a range of out-of-turn
+ * departures, however long the line.  MariaDB bounds this range only when
+ * e is a constant (one entry read by id), so lists use
+ * ENTRY_POSITION_LIST, which counts the active walk-ins ahead: its index
+ * lookup by line keeps that to the line's active walk-ins.  Both give the
+ * same number.
  */
 #define ENTRY_POSITION                                                    \
 	"e.ticket + 1 - lt.head - (SELECT COUNT(*) FROM entries d WHERE "   \
 	"d.queue_id = e.queue_id AND d.is_booking = 0 AND d.is_active = 0 " \
-	"AND d.ticket > lt.head AND d.ticket < e.ticket)"
+	"AND d.ticket >= lt.head AND d.ticket < e.ticket)"
 #define ENTRY_POSITION_LIST                                               \
 	"(SELECT COUNT(*) FROM entries p WHERE p.queue_id = e.queue_id AND " \
 	"p.is_booking = 0 AND p.is_active = 1 AND p.ticket <= e.ticket)"
@@ -262,18 +265,18 @@ const char *const wl_stmt_sql[STMT__MAX] = {
      * A walk-in with ticket t moves into or out of the active statuses,
      * or is first served after waiting w ms (NULL otherwise), at instant
      * now; since is 24 hours before it.  Runs before the entry's own
-     * update: a departing head hands the head to the next active ticket.
-     * That subquery names the locked row so that it runs after the lock
-     * is granted, and so sees every change committed before.
-     * Parameters: returning, t, t, departing, t, w, since, w, w, now
-     * (NULL unless w is given), queue.
+     * update: a departure takes the head again from the other active
+     * tickets (none below the head).  That subquery names the locked row
+     * so that it runs after the lock is granted, and so sees every change
+     * committed before.  Parameters: returning, t, t, departing, t, w,
+     * since, w, w, now (NULL unless w is given), queue.
      */
     [STMT_LINE_MOVE] =
 	"UPDATE line_tickets SET head = CASE WHEN ? THEN LEAST(COALESCE("
-	"head, ?), ?) WHEN ? AND head = ? THEN (SELECT MIN(h.ticket) FROM "
-	"entries h WHERE h.queue_id = line_tickets.queue_id AND "
-	"h.is_booking = 0 AND h.is_active = 1 AND h.ticket > "
-	"line_tickets.head) ELSE head END, wait_ms = CASE "
+	"head, ?), ?) WHEN ? THEN (SELECT MIN(h.ticket) FROM entries h "
+	"WHERE h.queue_id = line_tickets.queue_id AND h.is_booking = 0 AND "
+	"h.is_active = 1 AND h.ticket >= line_tickets.head AND h.ticket <> "
+	"?) ELSE head END, wait_ms = CASE "
 	"WHEN ? IS NULL THEN wait_ms WHEN served_at >= ? THEN " LINE_WAIT
 	" ELSE ? END, served_at = COALESCE(?, served_at) WHERE queue_id = ?",
     [STMT_ENTRY_SET_STATUS] =

@@ -2,7 +2,8 @@
 -- a walk-in needs, so that such a read looks them up instead of working
 -- them out from the line's entries:
 --   head       the lowest ticket among its active walk-ins (NULL with
---              none), the start of the ticket arithmetic of a position;
+--              none), never above it: the start of the ticket
+--              arithmetic of a position (ENTRY_POSITION in lib/stmt.c);
 --   wait_ms    its recent wait: a moving average of the time from
 --              creation to first in_service of its walk-ins, each newly
 --              served one weighing 1/5 (LINE_WAIT in lib/stmt.c);

@@ -93,15 +93,14 @@ export async function pool(jobs, width) {
   return out;
 }
 
-// A zone whose local time now is around midday (whole-hour offset, so the
-// 15-minute slot grid is the UTC grid): bookings later today stay today.
+// A zone whose local time now is between 12:00 and 12:59 (a whole-hour
+// offset, so the 15-minute slot grid is the UTC grid): bookings up to
+// eleven hours ahead stay on today's local business day.
 export function middayZone(now = new Date()) {
-  const h = now.getUTCHours();
-  if (h >= 2 && h < 20) return 'UTC';
-  let offset = 12 - h;
-  if (offset < -12) offset += 24;
-  if (offset > 14) offset -= 24;
-  return offset >= 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+  const offset = 12 - now.getUTCHours(); // hours east of UTC: -11..12
+  if (offset === 0) return 'UTC';
+  // Etc/GMT signs are inverted: Etc/GMT-5 is UTC+5.
+  return offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
 }
 
 export const SLOT_MS = 15 * 60 * 1000;

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, sleep, uniq } from './lib.mjs';
+import { api, sleep, sql, uniq } from './lib.mjs';
 import {
   ALLOWED, ALL_DAY, TS_RE, assertContiguous, assertError, create, dayZone, entryCount, events,
   getEntry, hours, iso, key, line, moveThrough, mustCreate, nextSlot, setStatus, setup,
@@ -535,6 +535,20 @@ test('the head of a line follows it emptying, refilling and a return ahead of th
   await moveThrough(T.key, await getEntry(T.key, c.id), ['in_service', 'completed']);
   const d = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'D' });
   assert.equal(d.position, 1);
+  const e = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'E' });
+  const f = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'F' });
+  await moveThrough(T.key, e, ['cancelled']);
+  const head = () => sql(`SELECT head FROM line_tickets WHERE queue_id = '${q}'`)[0][0];
+  assert.equal(head(), '4', 'D, ticket 4, is the head');
+  // A head that lags below the lowest active ticket (a departure that
+  // raced a write on another Galera node) changes no position, and the
+  // next departure takes the head again.
+  sql(`UPDATE line_tickets SET head = 1 WHERE queue_id = '${q}'`);
+  assert.equal((await getEntry(T.key, d.id)).position, 1);
+  assert.equal((await getEntry(T.key, f.id)).position, 2);
+  await moveThrough(T.key, await getEntry(T.key, d.id), ['no_show']);
+  assert.equal(head(), '6', 'F, ticket 6, is the head again');
+  assert.equal((await getEntry(T.key, f.id)).position, 1);
 });
 
 test('estimatedWaitMinutes is the line\'s moving average wait, each newly served walk-in weighing 1/5, reset after 24 hours without one', async () => {
