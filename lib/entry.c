@@ -98,8 +98,9 @@ wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
 	else
 		cJSON_AddNullToObject(o, "position");
 	if (avg) {
-		long long est = llround(strtod(avg, NULL) / 60000.0) -
-				(wl_now_ms() - created) / 60000;
+		long long est = llround((strtod(avg, NULL) -
+					 (double)(wl_now_ms() - created)) /
+					60000.0);
 		wl_json_add_int(o, "estimatedWaitMinutes", est > 0 ? est : 0);
 	} else
 		cJSON_AddNullToObject(o, "estimatedWaitMinutes");

@@ -95,9 +95,9 @@ line_move(struct wl_ctx *ctx, const struct wl_rows *e, enum wl_status from,
 		return WL_OK;
 	return wl_sql_do(
 	    ctx->app->db, STMT_LINE_MOVE,
-	    SQL_ARGS(SQL_INT(ret), SQL_INT(t), SQL_INT(t), SQL_INT(dep),
-		     SQL_INT(t), served ? SQL_INT(w) : SQL_NULL, SQL_INT(now - DAY_MS),
-		     served ? SQL_INT(w) : SQL_NULL,
+	    SQL_ARGS(SQL_INT(ret), SQL_INT(t), SQL_INT(dep), SQL_INT(t),
+		     SQL_INT(ret), served ? SQL_INT(w) : SQL_NULL,
+		     SQL_INT(now - DAY_MS), served ? SQL_INT(w) : SQL_NULL,
 		     served ? SQL_INT(w) : SQL_NULL,
 		     served ? SQL_INT(now) : SQL_NULL, SQL_STR(queue)));
 }

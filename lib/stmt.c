@@ -47,11 +47,10 @@
  * ticket below h, its line_tickets.head (migrations/011), so the tickets
  * h..e.ticket are held by e, by those ahead of e, and by those no longer
  * active: position = e.ticket - h + 1 - (walk-ins no longer active with a
- * ticket from h to e.ticket).  h is the lowest active ticket but may lag
- * below it (a departure that raced a write on another Galera node), which
- * costs rows read, not the right answer.  That is a range of out-of-turn
- * departures, however long the line.  MariaDB bounds this range only when
- * e is a constant (one entry read by id), so lists use
+ * ticket from h to e.ticket).  h is the lowest active ticket or lags
+ * below it, which costs rows read, not the right answer.  That is a range
+ * of out-of-turn departures, however long the line.  MariaDB bounds this
+ * range only when e is a constant (one entry read by id), so lists use
  * ENTRY_POSITION_LIST, which counts the active walk-ins ahead: its index
  * lookup by line keeps that to the line's active walk-ins.  Both give the
  * same number.
@@ -256,29 +255,32 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"external_reference, scheduled_for, booking_end, sms_consent, "
 	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    /* The new ticket is the head of a line without active walk-ins. */
     [STMT_TICKET_ISSUE] =
-	"INSERT INTO line_tickets (queue_id, issued, head) VALUES (?, "
-	"LAST_INSERT_ID(1), 1) ON DUPLICATE KEY UPDATE issued = "
-	"LAST_INSERT_ID(issued + 1), head = COALESCE(head, issued)",
+	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
+	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "
+	"LAST_INSERT_ID(issued + 1)",
     /*
      * A walk-in with ticket t moves into or out of the active statuses,
      * or is first served after waiting w ms (NULL otherwise), at instant
      * now; since is 24 hours before it.  Runs before the entry's own
-     * update: a departure takes the head again from the other active
-     * tickets (none below the head).  That subquery names the locked row
-     * so that it runs after the lock is granted, and so sees every change
-     * committed before.  Parameters: returning, t, t, departing, t, w,
+     * update, with t still active: a departure takes the head again, the
+     * lowest other active ticket (two index entries at most), in a
+     * subquery that names the locked row, so that it runs once the lock
+     * is granted and sees every change committed before.  A return
+     * always changes the row (return_count), so that on Galera it
+     * conflicts with a departure from another node that raises the head
+     * past it.  Parameters: returning, t, departing, t, returning, w,
      * since, w, w, now (NULL unless w is given), queue.
      */
     [STMT_LINE_MOVE] =
-	"UPDATE line_tickets SET head = CASE WHEN ? THEN LEAST(COALESCE("
-	"head, ?), ?) WHEN ? THEN (SELECT MIN(h.ticket) FROM entries h "
-	"WHERE h.queue_id = line_tickets.queue_id AND h.is_booking = 0 AND "
-	"h.is_active = 1 AND h.ticket >= line_tickets.head AND h.ticket <> "
-	"?) ELSE head END, wait_ms = CASE "
-	"WHEN ? IS NULL THEN wait_ms WHEN served_at >= ? THEN " LINE_WAIT
-	" ELSE ? END, served_at = COALESCE(?, served_at) WHERE queue_id = ?",
+	"UPDATE line_tickets SET head = CASE WHEN ? THEN LEAST(head, ?) "
+	"WHEN ? THEN COALESCE((SELECT h.ticket FROM entries h WHERE "
+	"h.queue_id = line_tickets.queue_id AND h.is_booking = 0 AND "
+	"h.is_active = 1 AND h.ticket <> ? ORDER BY h.ticket LIMIT 1), "
+	"issued + 1) ELSE head END, return_count = return_count + ?, "
+	"wait_ms = CASE WHEN ? IS NULL THEN wait_ms WHEN served_at >= ? "
+	"THEN " LINE_WAIT " ELSE ? END, served_at = NULLIF(GREATEST("
+	"COALESCE(served_at, 0), COALESCE(?, 0)), 0) WHERE queue_id = ?",
     [STMT_ENTRY_SET_STATUS] =
 	"UPDATE entries SET status = ?, version = version + 1, updated_at = "
 	"?, first_in_service_at = IF(? = 'in_service' AND "
