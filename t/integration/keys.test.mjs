@@ -217,10 +217,13 @@ test('guest allowance: 3 walk-ins pass, the 4th is 402 guest_allowance_exceeded 
   assert.equal(countEntries(refs.t1), entries, 'the refused guest was written');
   assert.equal(countEvents(refs.t1), events, 'the refused guest emitted an event');
   assert.equal(sql(`SELECT COUNT(*) FROM entries WHERE tenant_id = '${refs.t1}' AND full_name = 'Fourth Guest'`)[0][0], '0');
-  // A booking is a guest too.
-  const slot = new Date(Math.ceil((Date.parse(now) + 60 * 60_000) / (15 * 60_000)) * 15 * 60_000).toISOString();
+  // A booking is a guest too: made at 12:00 UTC (the line's zone) of the
+  // same day, for 13:00, so that the slot is today whatever the hour.
+  const day = new Date(Date.parse(now));
+  const noon = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), 12);
+  const slot = new Date(noon + 60 * 60_000).toISOString();
   const booking = await api('POST', '/waitlist/entries', {
-    key: refs.k1, headers: pinned(now), idempotencyKey: uniq('idem'),
+    key: refs.k1, headers: pinned(new Date(noon).toISOString()), idempotencyKey: uniq('idem'),
     body: { queueId: refs.q1, fullName: 'Booked Guest', isBooking: true, scheduledFor: slot },
   });
   assertError(booking, 402, 'guest_allowance_exceeded', 'booking over the allowance');
