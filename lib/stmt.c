@@ -266,7 +266,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
      * update, with t still active: a departure takes the head again, the
      * lowest other active ticket (two index entries at most), in a
      * subquery that names the locked row, so that it runs once the lock
-     * is granted and sees every change committed before.  A return
+     * is granted and sees every change committed before (MariaDB works
+     * out an uncorrelated MIN while planning, before the lock).  A return
      * always changes the row (return_count), so that on Galera it
      * conflicts with a departure from another node that raises the head
      * past it.  Parameters: returning, t, departing, t, returning, w,

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, sleep, sql, uniq } from './lib.mjs';
+import { api, sleep, sql, sqlSession, uniq } from './lib.mjs';
 import {
   ALLOWED, ALL_DAY, TS_RE, assertContiguous, assertError, create, dayZone, entryCount, events,
   getEntry, hours, iso, key, line, moveThrough, mustCreate, nextSlot, setStatus, setup,
@@ -560,6 +560,36 @@ test('the head of a line follows it emptying, refilling and a return ahead of th
   assert.equal(head(), '8', 'an empty line\'s head is its next ticket');
   const h = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'H' });
   assert.equal(h.position, 1);
+});
+
+test('a departure takes the next head once the line\'s lock is granted: a walk-in that left meanwhile is not it', async () => {
+  const T = setup();
+  const q = T.queueId;
+  const a = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'A' });
+  const b = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'B' });
+  const c = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'C' });
+  // The service's statement waiting for the line's row (InnoDB gives up
+  // after 5 s: innodb_lock_wait_timeout in lib/sql.c).
+  const waiting = () => Number(sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'UPDATE line_tickets %'")[0][0]);
+  const s = sqlSession();
+  let res;
+  try {
+    // Hold the line's row; A (the head) leaves and waits for it; B
+    // leaves and commits meanwhile; then the row is let go.
+    await s.run('BEGIN');
+    await s.run(`SELECT head FROM line_tickets WHERE queue_id = '${q}' FOR UPDATE`);
+    const pending = setStatus(T.key, a, 'cancelled');
+    for (let i = 0; i < 60 && waiting() === 0; i++) await sleep(25);
+    assert.equal(waiting(), 1, 'the departure waits for the line\'s row');
+    await s.run(`UPDATE entries SET status = 'cancelled', version = version + 1 WHERE id = '${b.id}'`);
+    await s.run('COMMIT');
+    res = await pending;
+  } finally {
+    await s.close();
+  }
+  assert.equal(res.status, 200, res.text);
+  assert.equal(sql(`SELECT head FROM line_tickets WHERE queue_id = '${q}'`)[0][0], '3', 'C, not B, is the head');
+  assert.equal((await getEntry(T.key, c.id)).position, 1);
 });
 
 test('estimatedWaitMinutes is the line\'s moving average wait, each newly served walk-in weighing 1/5, reset after 24 hours without one', async () => {

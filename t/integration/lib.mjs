@@ -7,7 +7,7 @@
 // Node 18+; api() checks every answer against openapi.json through
 // ../contract.mjs (npm dev dependencies in t/package.json).
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync,
@@ -101,6 +101,50 @@ export function sql(query, { tellWorkers = true } = {}) {
   ], { encoding: 'utf8' });
   if (tellWorkers && /\b(api_keys|tenants)\b/i.test(query) && !/^\s*select\b/i.test(query)) keysChanged();
   return out.split('\n').filter((line) => line !== '').map((line) => line.split('\t'));
+}
+
+// A database session that stays open between queries, for holding a lock
+// or a transaction across API requests: run(query) resolves to its rows
+// (as sql() gives them) once the server has answered; close() ends it.
+export function sqlSession() {
+  const child = spawn('mariadb', [
+    '--no-defaults', `--socket=${VAR}/mysql.sock`, '-u', userInfo().username,
+    '-N', '-B', '--unbuffered', 'waitlist',
+  ], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const MARK = `-- done ${randomBytes(8).toString('hex')}`;
+  let out = '';
+  let waiting = null; // { resolve, reject, query } of the query running
+  let closing = false;
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+    const at = out.indexOf(`${MARK}\n`);
+    if (at < 0 || !waiting) return;
+    const rows = out.slice(0, at).split('\n').filter((line) => line !== '').map((line) => line.split('\t'));
+    out = out.slice(at + MARK.length + 1);
+    const { resolve } = waiting;
+    waiting = null;
+    resolve(rows);
+  });
+  child.on('exit', (code) => {
+    if (waiting && !closing) waiting.reject(new Error(`mariadb exited ${code} during: ${waiting.query}`));
+  });
+  return {
+    run(query) {
+      return new Promise((resolve, reject) => {
+        waiting = { resolve, reject, query };
+        child.stdin.write(`${query};\nSELECT '${MARK}';\n`);
+      });
+    },
+    close() {
+      closing = true;
+      return new Promise((resolve) => {
+        if (child.exitCode !== null) resolve();
+        else child.once('exit', () => resolve());
+        child.stdin.end();
+      });
+    },
+  };
 }
 
 // After a change to keys or tenants made behind waitlistctl's back: adds
