@@ -11,7 +11,6 @@
 
 #include "extern.h"
 
-
 static int
 print_json(FILE *out, cJSON *root)
 {

@@ -9,7 +9,6 @@
 
 #include "extern.h"
 
-
 const char *const wl_status_names[WL_ST__MAX] = {
     "waiting", "ready", "confirmed", "in_service",
     "completed", "cancelled", "no_show",
