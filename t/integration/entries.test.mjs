@@ -514,6 +514,9 @@ test('positions follow a model through out-of-turn departures and returns to the
   }
 });
 
+// line_tickets.head of line q (migrations/011), as text.
+const lineHead = (q) => sql(`SELECT head FROM line_tickets WHERE queue_id = '${q}'`)[0][0];
+
 test('the head of a line follows it emptying, refilling and a return ahead of the newest', async () => {
   const T = setup();
   const q = T.queueId;
@@ -538,7 +541,7 @@ test('the head of a line follows it emptying, refilling and a return ahead of th
   const e = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'E' });
   const f = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'F' });
   await moveThrough(T.key, e, ['cancelled']);
-  const head = () => sql(`SELECT head FROM line_tickets WHERE queue_id = '${q}'`)[0][0];
+  const head = () => lineHead(q);
   assert.equal(head(), '4', 'D, ticket 4, is the head');
   // A head that lags below the lowest active ticket (a departure that
   // raced a write on another Galera node) changes no position, and the
@@ -588,7 +591,7 @@ test('a departure takes the next head once the line\'s lock is granted: a walk-i
     await s.close();
   }
   assert.equal(res.status, 200, res.text);
-  assert.equal(sql(`SELECT head FROM line_tickets WHERE queue_id = '${q}'`)[0][0], '3', 'C, not B, is the head');
+  assert.equal(lineHead(q), '3', 'C, not B, is the head');
   assert.equal((await getEntry(T.key, c.id)).position, 1);
 });
 
