@@ -54,6 +54,23 @@ wl_status_active(enum wl_status s)
 	return s == WL_ST_WAITING || s == WL_ST_READY || s == WL_ST_CONFIRMED;
 }
 
+/*
+ * The recent wait of row r's line in ms (a decimal string), or NULL: only
+ * for an active walk-in, and only while a walk-in of the line was first
+ * served within the last day.
+ */
+static const char *
+recent_wait(const struct wl_rows *rows, size_t r, int64_t now)
+{
+	int st = wl_status_parse(wl_rows_str(rows, r, 4));
+
+	if (wl_rows_int(rows, r, 14) || st < 0 ||
+	    !wl_status_active((enum wl_status)st) || !wl_rows_str(rows, r, 21) ||
+	    wl_rows_int(rows, r, 21) < now - DAY_MS)
+		return NULL;
+	return wl_rows_str(rows, r, 20);
+}
+
 /* The Entry object of row r (ENTRY_COLS).  Guest values only with
  * guest:read. */
 cJSON *
@@ -61,9 +78,9 @@ wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
 {
 	int guest = (ctx->key.scopes >> WL_SCOPE_GUEST_READ) & 1;
 	const char *cd = wl_rows_str(rows, r, 12), *sms = wl_rows_str(rows, r, 16);
-	const char *avg = wl_rows_str(rows, r, 20);
+	int64_t now = wl_now_ms(), created = wl_rows_int(rows, r, 17);
+	const char *avg = recent_wait(rows, r, now);
 	cJSON *o = cJSON_CreateObject(), *v;
-	int64_t created = wl_rows_int(rows, r, 17);
 
 	wl_json_add_str(o, "id", wl_rows_str(rows, r, 0));
 	wl_json_add_str(o, "guestId", wl_rows_str(rows, r, 1));
@@ -98,7 +115,7 @@ wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
 		cJSON_AddNullToObject(o, "position");
 	if (avg) {
 		long long est = llround((strtod(avg, NULL) -
-					 (double)(wl_now_ms() - created)) /
+					 (double)(now - created)) /
 					60000.0);
 		wl_json_add_int(o, "estimatedWaitMinutes", est > 0 ? est : 0);
 	} else
@@ -119,8 +136,7 @@ wl_entry_fetch(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 	int rc;
 
 	rc = wl_sql_exec(ctx->app->db, STMT_ENTRY_GET,
-			 SQL_ARGS(SQL_INT(wl_now_ms() - DAY_MS),
-				  SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
 			 rows, NULL);
 	if (rc != WL_OK)
 		return -rc;
@@ -191,8 +207,7 @@ wl_h_entry_list(struct wl_ctx *ctx)
 	if (has_ext)
 		rc = wl_sql_exec(
 		    ctx->app->db, STMT_ENTRY_LIST_EXTREF,
-		    SQL_ARGS(SQL_INT(wl_now_ms() - DAY_MS),
-			     SQL_STR(k->tenant.id), SQL_STR(ext),
+		    SQL_ARGS(SQL_STR(k->tenant.id), SQL_STR(ext),
 			     SQL_INT(after_ts), SQL_INT(after_ts),
 			     SQL_STR(after_id), SQL_STR(k->biz_json),
 			     SQL_STR(k->biz_json), SQL_STR(k->queue_json),
@@ -201,8 +216,7 @@ wl_h_entry_list(struct wl_ctx *ctx)
 	else
 		rc = wl_sql_exec(
 		    ctx->app->db, STMT_ENTRY_LIST,
-		    SQL_ARGS(SQL_INT(wl_now_ms() - DAY_MS),
-			     SQL_STR(k->tenant.id), SQL_INT(after_ts),
+		    SQL_ARGS(SQL_STR(k->tenant.id), SQL_INT(after_ts),
 			     SQL_INT(after_ts), SQL_STR(after_id),
 			     SQL_STR(k->biz_json), SQL_STR(k->biz_json),
 			     SQL_STR(k->queue_json), SQL_STR(k->queue_json),

@@ -42,6 +42,14 @@
 #define ACTIVE_STATUSES "('waiting', 'ready', 'confirmed')"
 
 /*
+ * A count of a line's walk-ins reads entries_walkins (migrations/008).
+ * MariaDB plans a prepared statement again at every execution, and left
+ * to choose it estimates the ranges of every index that starts with the
+ * line, five of them, to pick this one.
+ */
+#define WALKINS_INDEX "FORCE INDEX (entries_walkins)"
+
+/*
  * The position of e, an active walk-in.  A line's tickets run 1, 2, 3...
  * without gaps (migrations/008), and no active walk-in of the line has a
  * ticket below h, its line_tickets.head (migrations/011), so the tickets
@@ -56,29 +64,28 @@
  * same number.
  */
 #define ENTRY_POSITION                                                    \
-	"e.ticket + 1 - lt.head - (SELECT COUNT(*) FROM entries d WHERE "   \
-	"d.queue_id = e.queue_id AND d.is_booking = 0 AND d.is_active = 0 " \
-	"AND d.ticket >= lt.head AND d.ticket < e.ticket)"
+	"e.ticket + 1 - lt.head - (SELECT COUNT(*) FROM entries d "         \
+	WALKINS_INDEX " WHERE d.queue_id = e.queue_id AND d.is_booking = 0 " \
+	"AND d.is_active = 0 AND d.ticket >= lt.head AND d.ticket < "       \
+	"e.ticket)"
 #define ENTRY_POSITION_LIST                                               \
-	"(SELECT COUNT(*) FROM entries p WHERE p.queue_id = e.queue_id AND " \
-	"p.is_booking = 0 AND p.is_active = 1 AND p.ticket <= e.ticket)"
+	"(SELECT COUNT(*) FROM entries p " WALKINS_INDEX " WHERE "          \
+	"p.queue_id = e.queue_id AND p.is_booking = 0 AND p.is_active = 1 " \
+	"AND p.ticket <= e.ticket)"
 
 /*
  * Entry columns in the order entry.c reads them, with `pos` computing the
- * position; FROM ENTRY_FROM.  The last two are the place among the line's
- * active walk-ins and the line's recent wait, when a walk-in of the line
- * was first served since the bound instant (the only parameter, always
- * first).
+ * position of an active walk-in; FROM ENTRY_FROM.  The last two are the
+ * line's recent wait and when a walk-in of the line was last first served
+ * (migrations/011): entry.c tells whether that wait is still recent.
  */
 #define ENTRY_COLS(pos)                                                   \
 	"e.id, e.guest_id, e.booking_id, e.version, e.status, e.queue_id, "  \
 	"e.business_id, e.full_name, e.phone, e.party_size, e.notes, "     \
 	"e.service_type_id, e.custom_data, e.external_reference, "         \
 	"e.is_booking, e.scheduled_for, e.sms_consent, e.created_at, "     \
-	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.status IN "        \
-	ACTIVE_STATUSES " THEN " pos " END, CASE WHEN e.is_booking = 0 "    \
-	"AND e.status IN " ACTIVE_STATUSES " AND lt.served_at >= ? THEN "   \
-	"lt.wait_ms END"
+	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.is_active = 1 "     \
+	"THEN " pos " END, lt.wait_ms, lt.served_at"
 #define ENTRY_FROM                                                        \
 	" FROM entries e LEFT JOIN line_tickets lt ON lt.queue_id = "       \
 	"e.queue_id"
