@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -64,11 +65,26 @@ wl_id_new(const char *prefix, char *out)
 	return WL_OK;
 }
 
-/* SHA-256 of data into out. */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void
+sha256_fetch(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/*
+ * SHA-256 of data into out.  OpenSSL's SHA256() looks the digest up by
+ * name at every call; the lookup is done once per process.
+ */
 void
 wl_sha256(const void *data, size_t n, unsigned char out[32])
 {
-	SHA256(data, n, out);
+	pthread_once(&sha256_once, sha256_fetch);
+	if (sha256_md == NULL ||
+	    !EVP_Digest(data, n, out, NULL, sha256_md, NULL))
+		SHA256(data, n, out);
 }
 
 /* SHA-256 of data as 64 lowercase hex characters plus NUL. */
@@ -79,7 +95,7 @@ wl_sha256_hex(const void *data, size_t n, char out[65])
 	unsigned char d[32];
 	size_t i;
 
-	SHA256(data, n, d);
+	wl_sha256(data, n, d);
 	for (i = 0; i < 32; i++) {
 		out[2 * i] = hex[d[i] >> 4];
 		out[2 * i + 1] = hex[d[i] & 0xf];

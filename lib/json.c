@@ -97,10 +97,24 @@ wl_json_add_str(cJSON *obj, const char *name, const char *s)
 		 : cJSON_AddNullToObject(obj, name);
 }
 
+/*
+ * An integer, printed in decimal as it is: cJSON prints every number with
+ * "%1.15g" and reads it back to check the digits.
+ */
 cJSON *
 wl_json_add_int(cJSON *obj, const char *name, long long v)
 {
-	return cJSON_AddNumberToObject(obj, name, (double)v);
+	char buf[24], *p = buf + sizeof(buf);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v
+				     : (unsigned long long)v;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	return cJSON_AddRawToObject(obj, name, p);
 }
 
 cJSON *

@@ -34,29 +34,38 @@ wl_log_set_component(const char *name)
 }
 
 /*
- * Log a line.  fmt must expand to the inner members of a JSON object
- * (e.g. "\"msg\":\"worker started\",\"pid\":%d"); strings coming from
- * outside must be escaped by the caller.
+ * Log a line, formatted in place and written at once.  fmt must expand to
+ * the inner members of a JSON object (e.g. "\"msg\":\"reloaded\",
+ * \"workers\":%u"), at most 2047 bytes of them; strings coming
+ * from outside must be escaped by the caller.
  */
 void
 wl_log(enum wl_log_level level, const char *fmt, ...)
 {
-	char ts[WL_TS_MAX];
-	struct wl_buf b = {0};
+	char ts[WL_TS_MAX], line[2048 + 256];
+	size_t len;
 	va_list ap;
-	char inner[2048];
+	int n;
 
 	if (level < min_level)
 		return;
 	wl_ms_to_iso(wl_now_ms(), ts);
+	n = snprintf(line, sizeof(line),
+		     "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"%s\","
+		     "\"pid\":%d,",
+		     ts, level_names[level], component, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(line) - 2048)
+		return;
+	len = (size_t)n;
 	va_start(ap, fmt);
-	vsnprintf(inner, sizeof(inner), fmt, ap);
+	n = vsnprintf(line + len, 2048, fmt, ap);
 	va_end(ap);
-	if (wl_buf_printf(&b,
-			  "{\"time\":\"%s\",\"level\":\"%s\",\"component\":"
-			  "\"%s\",\"pid\":%d,%s}\n",
-			  ts, level_names[level], component, (int)getpid(),
-			  inner) == WL_OK)
-		(void)!write(STDERR_FILENO, b.p, b.len);
-	wl_buf_free(&b);
+	if (n < 0)
+		return;
+	/* The prefix took under 256 bytes, the members at most 2047: the
+	 * closing brace and newline fit. */
+	len += (size_t)n < 2048 ? (size_t)n : 2047;
+	line[len++] = '}';
+	line[len++] = '\n';
+	(void)!write(STDERR_FILENO, line, len);
 }

@@ -390,26 +390,25 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 }
 
 static void
-log_request(const struct wl_ctx *ctx, int route, double ms)
+log_request(const struct wl_ctx *ctx, int route, long long us)
 {
 	enum wl_log_level lvl = ctx->resp->status >= 500 ? WL_LOG_ERROR
 							 : WL_LOG_INFO;
-	char method[16];
+	const char *method = parse_method(ctx->http->method) >= 0
+				 ? ctx->http->method
+				 : "OTHER";
 
-	snprintf(method, sizeof(method), "%s",
-		 parse_method(ctx->http->method) >= 0 ? ctx->http->method
-						      : "OTHER");
 	wl_log(lvl,
 	       "\"msg\":\"request\",\"requestId\":\"%s\",\"tenantId\":%s%s%s,"
 	       "\"keyId\":%s%s%s,\"method\":\"%s\",\"route\":\"%s\","
-	       "\"status\":%d,\"durationMs\":%.3f",
+	       "\"status\":%d,\"durationMs\":%lld.%03lld",
 	       ctx->resp->request_id, ctx->authenticated ? "\"" : "",
 	       ctx->authenticated ? ctx->key.tenant.id : "null",
 	       ctx->authenticated ? "\"" : "", ctx->authenticated ? "\"" : "",
 	       ctx->authenticated ? ctx->key.id : "null",
 	       ctx->authenticated ? "\"" : "", method,
 	       route >= 0 ? routes[route].pattern : "unmatched",
-	       ctx->resp->status, ms);
+	       ctx->resp->status, us / 1000, us % 1000);
 }
 
 /* Answer one request; see waitlist.h. */
@@ -486,8 +485,8 @@ out:
 		wl_reply_error(&ctx, WL_C_INTERNAL_ERROR, "no response");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_request(&ctx, route,
-		    (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		    (long long)(t1.tv_sec - t0.tv_sec) * 1000000 +
+			(t1.tv_nsec - t0.tv_nsec) / 1000);
 	if (ctx.authenticated)
 		wl_key_clear(&ctx.key);
 	wl_clock_pin(0);

@@ -88,19 +88,50 @@ days_in_month(int y, int m)
 	return dm[m - 1];
 }
 
-/* Format ms as YYYY-MM-DDTHH:MM:SS.mmmZ. */
+/* Write v as n decimal digits, zero-padded, at p; returns p + n. */
+static char *
+put_digits(char *p, int v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + n;
+}
+
+/* Format ms as YYYY-MM-DDTHH:MM:SS.mmmZ, without printf for years 0 to
+ * 9999. */
 void
 wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX])
 {
 	int64_t days = ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
-	int64_t rem = ms - days * 86400000;
+	int rem = (int)(ms - days * 86400000);
+	char *p = out;
 	int y, m, d;
 
 	civil_from_days(days, &y, &m, &d);
-	if (snprintf(out, WL_TS_MAX, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y,
-		     m, d, (int)(rem / 3600000), (int)(rem / 60000 % 60),
-		     (int)(rem / 1000 % 60), (int)(rem % 1000)) < 0)
-		out[0] = '\0';
+	if (y < 0 || y > 9999) {
+		if (snprintf(out, WL_TS_MAX, "%04d-%02d-%02dT%02d:%02d:%02d."
+			     "%03dZ", y, m, d, rem / 3600000, rem / 60000 % 60,
+			     rem / 1000 % 60, rem % 1000) < 0)
+			out[0] = '\0';
+		return;
+	}
+	p = put_digits(p, y, 4);
+	*p++ = '-';
+	p = put_digits(p, m, 2);
+	*p++ = '-';
+	p = put_digits(p, d, 2);
+	*p++ = 'T';
+	p = put_digits(p, rem / 3600000, 2);
+	*p++ = ':';
+	p = put_digits(p, rem / 60000 % 60, 2);
+	*p++ = ':';
+	p = put_digits(p, rem / 1000 % 60, 2);
+	*p++ = '.';
+	p = put_digits(p, rem % 1000, 3);
+	*p++ = 'Z';
+	*p = '\0';
 }
 
 static int

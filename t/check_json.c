@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 #include "extern.h"
@@ -155,6 +156,24 @@ START_TEST(adders_write_nulls_and_timestamps)
 	ck_assert_str_eq(text, "{\"s\":null,\"i\":-42,\"b\":true,"
 			       "\"t\":\"1970-01-01T00:00:00.000Z\","
 			       "\"u\":null,\"v\":[\"x\",\"y\"],\"w\":[]}");
+	free(text);
+	cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(add_int_writes_every_digit)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+
+	wl_json_add_int(o, "z", 0);
+	wl_json_add_int(o, "big", 9007199254740993LL);
+	wl_json_add_int(o, "max", LLONG_MAX);
+	wl_json_add_int(o, "min", LLONG_MIN);
+	ck_assert_ptr_nonnull(text = cJSON_PrintUnformatted(o));
+	ck_assert_str_eq(text, "{\"z\":0,\"big\":9007199254740993,"
+			       "\"max\":9223372036854775807,"
+			       "\"min\":-9223372036854775808}");
 	free(text);
 	cJSON_Delete(o);
 }
@@ -424,6 +443,7 @@ suite_json(void)
 	tcase_add_test(tg, get_int_refuses_beyond_two_to_the_53);
 	tcase_add_test(tg, get_object_and_array_check_the_type);
 	tcase_add_test(tg, adders_write_nulls_and_timestamps);
+	tcase_add_test(tg, add_int_writes_every_digit);
 	suite_add_tcase(s, tg);
 	tcase_add_test(tu, utf8_accepts_ascii_and_multibyte);
 	tcase_add_test(tu, utf8_refuses_malformed_sequences);

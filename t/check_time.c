@@ -62,6 +62,8 @@ START_TEST(ms_to_iso_pads_every_field)
 	ck_assert_str_eq(iso(60001), "1970-01-01T00:01:00.001Z");
 	ck_assert_str_eq(iso(3723040), "1970-01-01T01:02:03.040Z");
 	ck_assert_str_eq(iso(253402300799999LL), "9999-12-31T23:59:59.999Z");
+	ck_assert_str_eq(iso(253402300800000LL), "10000-01-01T00:00:00.000Z");
+	ck_assert_str_eq(iso(-1), "1969-12-31T23:59:59.999Z");
 }
 END_TEST
 
