@@ -56,16 +56,13 @@ wl_status_active(enum wl_status s)
 
 /*
  * The recent wait of row r's line in ms (a decimal string), or NULL: only
- * for an active walk-in, and only while a walk-in of the line was first
- * served within the last day.
+ * for a row with a position (an active walk-in), and only while a
+ * walk-in of the line was first served within the last day.
  */
 static const char *
 recent_wait(const struct wl_rows *rows, size_t r, int64_t now)
 {
-	int st = wl_status_parse(wl_rows_str(rows, r, 4));
-
-	if (wl_rows_int(rows, r, 14) || st < 0 ||
-	    !wl_status_active((enum wl_status)st) || !wl_rows_str(rows, r, 21) ||
+	if (!wl_rows_str(rows, r, 19) || !wl_rows_str(rows, r, 21) ||
 	    wl_rows_int(rows, r, 21) < now - DAY_MS)
 		return NULL;
 	return wl_rows_str(rows, r, 20);

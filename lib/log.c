@@ -11,6 +11,9 @@
 
 #include "extern.h"
 
+/* The most bytes of members a line carries; the rest is cut. */
+#define MEMBERS_MAX 2048
+
 static enum wl_log_level min_level = WL_LOG_INFO;
 static const char *component = "waitlist";
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -36,13 +39,13 @@ wl_log_set_component(const char *name)
 /*
  * Log a line, formatted in place and written at once.  fmt must expand to
  * the inner members of a JSON object (e.g. "\"msg\":\"reloaded\",
- * \"workers\":%u"), at most 2047 bytes of them; strings coming
- * from outside must be escaped by the caller.
+ * \"workers\":%u"), less than MEMBERS_MAX bytes of them; strings
+ * coming from outside must be escaped by the caller.
  */
 void
 wl_log(enum wl_log_level level, const char *fmt, ...)
 {
-	char ts[WL_TS_MAX], line[2048 + 256];
+	char ts[WL_TS_MAX], line[256 + MEMBERS_MAX];
 	size_t len;
 	va_list ap;
 	int n;
@@ -54,17 +57,17 @@ wl_log(enum wl_log_level level, const char *fmt, ...)
 		     "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"%s\","
 		     "\"pid\":%d,",
 		     ts, level_names[level], component, (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line) - 2048)
+	if (n < 0 || (size_t)n >= sizeof(line) - MEMBERS_MAX)
 		return;
 	len = (size_t)n;
 	va_start(ap, fmt);
-	n = vsnprintf(line + len, 2048, fmt, ap);
+	n = vsnprintf(line + len, MEMBERS_MAX, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
-	/* The prefix took under 256 bytes, the members at most 2047: the
-	 * closing brace and newline fit. */
-	len += (size_t)n < 2048 ? (size_t)n : 2047;
+	/* The prefix took under 256 bytes, the members under MEMBERS_MAX:
+	 * the closing brace and newline fit. */
+	len += (size_t)n < MEMBERS_MAX ? (size_t)n : MEMBERS_MAX - 1;
 	line[len++] = '}';
 	line[len++] = '\n';
 	(void)!write(STDERR_FILENO, line, len);
