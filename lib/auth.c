@@ -72,7 +72,7 @@ wl_key_authenticate(struct wl_app *app, const char *authorization,
 	struct wl_rows *rows = NULL;
 	const char *token, *stored;
 	char digest[65];
-	int rc, ret = 0, owned;
+	int rc, ret = 0;
 
 	memset(key, 0, sizeof(*key));
 	if (authorization == NULL || *authorization == '\0') {
@@ -83,7 +83,8 @@ wl_key_authenticate(struct wl_app *app, const char *authorization,
 	if ((token = bearer_token(authorization)) == NULL)
 		return 0;
 	wl_sha256_hex(token, strlen(token), digest);
-	rc = wl_keycache_lookup(app->keys, app->db, digest, &rows, &owned);
+	rc = wl_cached_exec(app->keys, app->db, STMT_KEY_BY_DIGEST,
+			    SQL_ARGS(SQL_STR(digest)), 0, &rows);
 	if (rc != WL_OK)
 		return -rc;
 	if (rows->nrows != 1)
@@ -120,8 +121,7 @@ wl_key_authenticate(struct wl_app *app, const char *authorization,
 	}
 	ret = 1;
 out:
-	if (owned)
-		wl_rows_free(rows);
+	wl_rows_free(rows);
 	return ret;
 }
 

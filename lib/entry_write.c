@@ -253,13 +253,13 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 static int
 allowance(struct wl_ctx *ctx, int64_t now)
 {
-	char month[16];
-	struct wl_local l;
+	char month[WL_TS_MAX];
 	int rc;
 
-	wl_tz_local("UTC", now, &l);
-	snprintf(month, sizeof(month), "%04d-%02d", l.year % 10000,
-		 l.month % 100);
+	/* The UTC month, "YYYY-MM": the timestamp's first seven characters
+	 * (no time zone switch, which would reload the zone file). */
+	wl_ms_to_iso(now, month);
+	month[7] = '\0';
 	rc = wl_sql_do(ctx->app->db, STMT_USAGE_BUMP,
 		       SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
 	if (rc != WL_OK)

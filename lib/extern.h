@@ -224,11 +224,13 @@ struct wl_rows {
 	size_t ncols;
 	char **cell;
 	unsigned long *len;
+	unsigned shared; /* holders besides the first: see wl_rows_share() */
 };
 
 const char *wl_rows_str(const struct wl_rows *, size_t r, size_t c);
 long long wl_rows_int(const struct wl_rows *, size_t r, size_t c);
 void wl_rows_free(struct wl_rows *);
+struct wl_rows *wl_rows_share(struct wl_rows *);
 
 struct wl_db *wl_db_new(const struct wl_config *, char *err, size_t errsz);
 void wl_db_free(struct wl_db *);
@@ -376,12 +378,14 @@ void wl_key_clear(struct wl_key *);
 int wl_key_authenticate(struct wl_app *, const char *authorization,
 			struct wl_key *key, enum wl_code *code);
 
-/* keycache.c: a worker's recent key lookups (see there). */
+/* keycache.c: a worker's recent lookups of keys and lines (see there). */
 struct wl_keycache;
 struct wl_keycache *wl_keycache_new(const struct wl_config *);
 void wl_keycache_free(struct wl_keycache *);
-int wl_keycache_lookup(struct wl_keycache *, struct wl_db *,
-		       const char *digest, struct wl_rows **rows, int *owned);
+/* wl_sql_exec() of a lookup, through the cache; the caller frees *rows. */
+int wl_cached_exec(struct wl_keycache *, struct wl_db *, enum wl_stmt,
+		   const struct wl_sqlval *, size_t nargs, int keep_empty,
+		   struct wl_rows **rows);
 int wl_keys_changed(const struct wl_config *);
 int wl_key_allows_business(const struct wl_key *, const char *business_id);
 int wl_key_allows_queue(const struct wl_key *, const char *business_id,
@@ -402,7 +406,7 @@ struct wl_app {
 	struct wl_db *db;
 	unsigned char secret[WL_SECRET_LEN];
 	struct wl_ratelimit *rl; /* shared by the node's workers; may be NULL */
-	struct wl_keycache *keys; /* this worker's key lookups; may be NULL */
+	struct wl_keycache *keys; /* this worker's lookups; may be NULL */
 	char *openapi; /* the OpenAPI document, loaded once */
 	size_t openapi_len;
 };

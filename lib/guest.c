@@ -225,8 +225,8 @@ int
 wl_queue_fields(struct wl_ctx *ctx, const char *queue_id,
 		struct wl_rows **rows)
 {
-	return wl_sql_exec(ctx->app->db, STMT_LINE_FIELDS,
-			   SQL_ARGS(SQL_STR(queue_id)), rows, NULL);
+	return wl_cached_exec(ctx->app->keys, ctx->app->db, STMT_LINE_FIELDS,
+			      SQL_ARGS(SQL_STR(queue_id)), 1, rows);
 }
 
 static int
@@ -334,9 +334,10 @@ wl_service_check(struct wl_ctx *ctx, const char *queue_id,
 	struct wl_rows *rows = NULL;
 	int rc;
 
-	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_HAS_SERVICE,
-			 SQL_ARGS(SQL_STR(queue_id), SQL_STR(service_id)),
-			 &rows, NULL);
+	rc = wl_cached_exec(ctx->app->keys, ctx->app->db,
+			    STMT_QUEUE_HAS_SERVICE,
+			    SQL_ARGS(SQL_STR(queue_id), SQL_STR(service_id)), 0,
+			    &rows);
 	if (rc != WL_OK)
 		return rc;
 	if (rows->nrows == 0 || !wl_rows_int(rows, 0, 1) ||

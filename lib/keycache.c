@@ -1,16 +1,20 @@
 /*
- * A worker's cache of API key lookups, so that a request with a key seen
- * a moment ago does not ask the database again.
+ * A worker's cache of recent lookups, so that a request whose key or line
+ * was looked up a moment ago does not ask the database again: the API
+ * key's row joined with its tenant (auth.c), and a line's row, its
+ * services and its public fields (queue.c, guest.c), which nothing but
+ * waitlistctl seed writes and then only once.
  *
- * A cached lookup (the key's row joined with its tenant) is used for at
- * most [server] key_cache_seconds, and only while the node's key epoch is
- * the one read before the lookup.  The epoch is a counter in a small file
- * beside the FastCGI socket, mapped by every worker; waitlistctl adds one
- * to it after it revokes a key or changes a tenant, so those changes
- * reach this node's workers from the next request on.  Other nodes, and
- * changes made to the database by hand, are seen once the cached lookup
- * is key_cache_seconds old.  Expiry is checked on every request against
- * the cached expiry time.  Lookups that find no key are not cached.
+ * A cached result is used for at most [server] key_cache_seconds, and
+ * only while the node's key epoch is the one read before the lookup.  The
+ * epoch is a counter in a small file beside the FastCGI socket, mapped by
+ * every worker; waitlistctl adds one to it after it revokes a key or
+ * changes a tenant, so those changes reach this node's workers from the
+ * next request on.  Other nodes, and changes made to the database by
+ * hand, are seen once the cached lookup is key_cache_seconds old.  Key
+ * expiry is checked on every request against the cached expiry time.
+ * Empty results are kept only where the caller says so (a key or a line
+ * that is not found may be created the next moment).
  */
 #include "config.h"
 
@@ -28,8 +32,11 @@
 
 #define EPOCH_FILE "keys.epoch"
 
+#define SLOTS 64
+
 struct kc_slot {
-	char digest[65]; /* "" when empty */
+	char *name; /* the statement and its arguments; NULL when empty */
+	size_t name_len;
 	struct wl_rows *rows;
 	uint64_t epoch; /* the node's epoch before the lookup */
 	int64_t until;  /* monotonic ms */
@@ -38,7 +45,7 @@ struct kc_slot {
 struct wl_keycache {
 	uint64_t *epoch; /* mapped from the epoch file */
 	int64_t ttl_ms;
-	struct kc_slot slot[32];
+	struct kc_slot slot[SLOTS];
 };
 
 /* The epoch file of cfg's node: keys.epoch in the FastCGI socket's
@@ -102,6 +109,14 @@ wl_keycache_new(const struct wl_config *cfg)
 	return kc;
 }
 
+static void
+slot_clear(struct kc_slot *s)
+{
+	free(s->name);
+	wl_rows_free(s->rows);
+	memset(s, 0, sizeof(*s));
+}
+
 void
 wl_keycache_free(struct wl_keycache *kc)
 {
@@ -109,58 +124,88 @@ wl_keycache_free(struct wl_keycache *kc)
 
 	if (kc == NULL)
 		return;
-	for (i = 0; i < sizeof(kc->slot) / sizeof(kc->slot[0]); i++)
-		wl_rows_free(kc->slot[i].rows);
+	for (i = 0; i < SLOTS; i++)
+		slot_clear(&kc->slot[i]);
 	munmap(kc->epoch, sizeof(uint64_t));
 	free(kc);
 }
 
-static struct kc_slot *
-slot_of(struct wl_keycache *kc, const char *digest)
+/* The cache's name of a lookup: the statement, then each argument,
+ * length first (so that no two lookups share a name). */
+static int
+lookup_name(enum wl_stmt stmt, const struct wl_sqlval *args, size_t nargs,
+	    struct wl_buf *b)
 {
-	/* The digest is uniformly distributed hex: its first characters
-	 * are as good a hash as any. */
-	size_t h =
-	    strtoul((char[]){digest[0], digest[1], digest[2], 0}, NULL, 16);
+	size_t i;
+	int rc = wl_buf_printf(b, "%d", (int)stmt);
 
-	return &kc->slot[h % (sizeof(kc->slot) / sizeof(kc->slot[0]))];
+	for (i = 0; i < nargs && rc == WL_OK; i++) {
+		if (args[i].type == WL_SQL_STR) {
+			rc = wl_buf_printf(b, " s%zu:", args[i].len);
+			if (rc == WL_OK)
+				rc = wl_buf_append(b, args[i].s, args[i].len);
+		} else if (args[i].type == WL_SQL_INT)
+			rc = wl_buf_printf(b, " i%lld", args[i].i);
+		else
+			rc = wl_buf_printf(b, " n");
+	}
+	if (rc != WL_OK)
+		wl_buf_free(b);
+	return rc;
+}
+
+/* FNV-1a of the name. */
+static struct kc_slot *
+slot_of(struct wl_keycache *kc, const struct wl_buf *name)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < name->len; i++)
+		h = (h ^ (unsigned char)name->p[i]) * 16777619u;
+	return &kc->slot[h % SLOTS];
 }
 
 /*
- * The row STMT_KEY_BY_DIGEST gives for digest: from the cache when it is
- * fresh, else from the database (and kept when a key was found).  *rows
- * is the cache's when *owned is 0, else the caller frees it.
+ * The rows stmt gives for args: from the cache when a fresh copy is there,
+ * else from the database, and then kept (an empty result only with
+ * keep_empty).  The caller frees *rows either way.  Only for statements
+ * whose rows change through waitlistctl or not at all (see above).
  */
 int
-wl_keycache_lookup(struct wl_keycache *kc, struct wl_db *db, const char *digest,
-                   struct wl_rows **rows, int *owned)
+wl_cached_exec(struct wl_keycache *kc, struct wl_db *db, enum wl_stmt stmt,
+	       const struct wl_sqlval *args, size_t nargs, int keep_empty,
+	       struct wl_rows **rows)
 {
+	struct wl_buf name = {0};
 	struct kc_slot *s;
 	uint64_t epoch;
 	int rc;
 
-	*owned = 1;
 	if (kc == NULL)
-		return wl_sql_exec(db, STMT_KEY_BY_DIGEST,
-		                   SQL_ARGS(SQL_STR(digest)), rows, NULL);
-	s = slot_of(kc, digest);
+		return wl_sql_exec(db, stmt, args, nargs, rows, NULL);
+	if ((rc = lookup_name(stmt, args, nargs, &name)) != WL_OK)
+		return rc;
+	s = slot_of(kc, &name);
 	epoch = __atomic_load_n(kc->epoch, __ATOMIC_ACQUIRE);
-	if (s->rows && strcmp(s->digest, digest) == 0 && s->epoch == epoch &&
+	if (s->rows && s->name_len == name.len &&
+	    memcmp(s->name, name.p, name.len) == 0 && s->epoch == epoch &&
 	    wl_mono_ms() < s->until) {
-		*rows = s->rows;
-		*owned = 0;
+		*rows = wl_rows_share(s->rows);
+		wl_buf_free(&name);
 		return WL_OK;
 	}
-	rc = wl_sql_exec(db, STMT_KEY_BY_DIGEST, SQL_ARGS(SQL_STR(digest)),
-	                 rows, NULL);
-	if (rc != WL_OK || (*rows)->nrows != 1)
+	rc = wl_sql_exec(db, stmt, args, nargs, rows, NULL);
+	if (rc != WL_OK || ((*rows)->nrows == 0 && !keep_empty)) {
+		wl_buf_free(&name);
 		return rc;
-	wl_rows_free(s->rows);
-	snprintf(s->digest, sizeof(s->digest), "%s", digest);
-	s->rows = *rows;
+	}
+	slot_clear(s);
+	s->name = name.p;
+	s->name_len = name.len;
+	s->rows = wl_rows_share(*rows);
 	s->epoch = epoch;
 	s->until = wl_mono_ms() + kc->ttl_ms;
-	*owned = 0;
 	return WL_OK;
 }
 

@@ -63,9 +63,9 @@ queue_row(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 	*rows = NULL;
 	if (!wl_id_usable(id))
 		return 0;
-	rc = wl_sql_exec(ctx->app->db, STMT_QUEUE_GET,
-			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
-			 rows, NULL);
+	rc = wl_cached_exec(ctx->app->keys, ctx->app->db, STMT_QUEUE_GET,
+			    SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			    0, rows);
 	if (rc != WL_OK)
 		return -rc;
 	rc = (*rows)->nrows == 0 ? 0

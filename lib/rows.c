@@ -27,7 +27,19 @@ wl_rows_int(const struct wl_rows *rows, size_t r, size_t c)
 	return s ? strtoll(s, NULL, 10) : 0;
 }
 
-/* Free a result; NULL is a no-op. */
+/*
+ * Give a result one more holder (a worker's cache keeps results it hands
+ * out): each holder calls wl_rows_free() once, and the last one frees it.
+ * Not for results shared between threads.
+ */
+struct wl_rows *
+wl_rows_share(struct wl_rows *rows)
+{
+	rows->shared++;
+	return rows;
+}
+
+/* Free a result, or drop one holder of a shared one; NULL is a no-op. */
 void
 wl_rows_free(struct wl_rows *rows)
 {
@@ -35,6 +47,10 @@ wl_rows_free(struct wl_rows *rows)
 
 	if (rows == NULL)
 		return;
+	if (rows->shared > 0) {
+		rows->shared--;
+		return;
+	}
 	for (i = 0; rows->cell && i < rows->nrows * rows->ncols; i++)
 		free(rows->cell[i]);
 	free(rows->cell);

@@ -32,6 +32,7 @@ const A = setup({
     line('qPaused', { availability: { walkInsPaused: true } }),
     line('qClosedDay', { timeZone: ZONE, workingHours: hours(ALL_DAY, { [todayKey(ZONE)]: { enabled: false } }) }),
     line('qClosedHours', { timeZone: ZONE, workingHours: hours({ enabled: true, start: '00:00', end: '01:00' }) }),
+    line('qCached'),
     line('qNoSchedule', { timeZone: ZONE, workingHours: hours({ enabled: false, start: '00:00', end: '01:00' }, Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, { enabled: false }]))) }),
   ],
   keys: [
@@ -252,6 +253,24 @@ for (const [ref, why] of [
     assert.equal(entryCount(A.tenantId), before);
   });
 }
+
+// A worker reuses a line's lookup (its row, services and fields) like a
+// key's: for key_cache_seconds (1), or until waitlistctl tells the node.
+test('a line changed in the database is seen within key_cache_seconds, at once when the workers are told', async () => {
+  const burst = () => Promise.all(Array.from({ length: 16 }, () => create(A.key, base({ queueId: A.qCached }))));
+  (await burst()).forEach((r) => assert.equal(r.status, 201, r.text));
+  sql(`UPDATE queues SET walk_ins_paused = 1 WHERE id = '${A.qCached}'`, { tellWorkers: false });
+  const changed = Date.now();
+  for (;;) {
+    const codes = (await burst()).map((r) => r.json?.code ?? r.status);
+    if (codes.every((c) => c === 'queue_unavailable')) break;
+    assert.ok(codes.every((c) => c === 'queue_unavailable' || c === 201), codes.join(','));
+    assert.ok(Date.now() - changed < 3000, `still taking walk-ins ${Date.now() - changed} ms after the change`);
+    await sleep(100);
+  }
+  sql(`UPDATE queues SET walk_ins_paused = 0 WHERE id = '${A.qCached}'`);
+  (await burst()).forEach((r) => assert.equal(r.status, 201, r.text));
+});
 
 test('workingHours.enabled false enforces no schedule', async () => {
   const e = await mustCreate(A.key, base({ queueId: A.qNoSchedule }));

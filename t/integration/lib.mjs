@@ -99,7 +99,7 @@ export function sql(query, { tellWorkers = true } = {}) {
     '--no-defaults', `--socket=${VAR}/mysql.sock`, '-u', userInfo().username,
     '-N', '-B', 'waitlist', '-e', query,
   ], { encoding: 'utf8' });
-  if (tellWorkers && /\b(api_keys|tenants)\b/i.test(query) && !/^\s*select\b/i.test(query)) keysChanged();
+  if (tellWorkers && /\b(api_keys|tenants|queues|queue_services|queue_custom_fields|services|custom_fields|businesses)\b/i.test(query) && !/^\s*select\b/i.test(query)) keysChanged();
   return out.split('\n').filter((line) => line !== '').map((line) => line.split('\t'));
 }
 
