@@ -1,12 +1,15 @@
 /*
  * Idempotency for every mutating route.  The key is scoped to the API
- * key.  A stored answer is replayed (a different request under the same
- * key is refused).  Otherwise the handler runs in a transaction that ends
- * by inserting the record with the answer, so the mutation, its events
- * and the record commit together.  When two requests with one key run at
- * once, the second's insert waits for the first's commit, fails on the
- * duplicate key, rolls back all the second did and replays the first's
- * answer (past the lock wait timeout: idempotency_in_progress).  Results
+ * key.  The handler runs in a transaction that ends by inserting the
+ * record with the answer, so the mutation, its events and the record
+ * commit together.  When the key already has a record, that insert fails
+ * on the duplicate key: everything the request did is rolled back and
+ * the stored answer is replayed (a different request under the same key
+ * is refused).  So a first request, the common case, looks nothing up
+ * before it works, and a retry costs one rolled-back run.  When two
+ * requests with one key run at once, the second's insert waits for the
+ * first's commit, then fails and replays the same way (past the lock wait
+ * timeout: idempotency_in_progress).  Results
  * below 500 are stored: a 4xx rolls back whatever the handler did and
  * stores only the answer; 5xx, 429 and 503 store nothing and a retry
  * executes.  Stored answers are sealed (AES-256-GCM): they may hold guest
@@ -174,8 +177,6 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 				      "Idempotency-Key must be 1 to 255 "
 				      "printable ASCII characters");
 	request_hash(ctx, s.hash);
-	if (replay(ctx, s.hash, &rc))
-		return rc;
 	rc = wl_db_txn(ctx->app->db, run, &s);
 	status = ctx->resp->status;
 	/* A 4xx: what the handler did is rolled back; store the answer. */
@@ -185,7 +186,8 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 	else if (rc == WL_ERR_INVALID)
 		return WL_OK; /* the handler's own 5xx/429 answer stands */
 	if (rc == WL_ERR_CONFLICT) {
-		/* Another request with this key stored its answer first. */
+		/* The key has a record: an earlier request's, or one that
+		 * ran at the same time and committed first. */
 		wl_resp_clear_body(ctx->resp);
 		if (replay(ctx, s.hash, &rc))
 			return rc;
