@@ -53,7 +53,7 @@ struct wl_config {
 	unsigned cluster_nodes;	/* nodes sharing the rate limits */
 	unsigned test_clock;	/* honour X-Test-Now (test stacks only) */
 	unsigned ratelimit_slots;
-	unsigned key_cache_seconds; /* 0: look every key up */
+	unsigned key_cache_seconds; /* 0: look every key and line up */
 	char *secret_key_file;
 	char *migrations_dir;
 	char *openapi_file;
