@@ -99,7 +99,7 @@ wl_keycache_new(const struct wl_config *cfg)
 		return NULL;
 	if ((kc->epoch = epoch_map(path, 1)) == NULL) {
 		wl_log(WL_LOG_WARN,
-		       "\"msg\":\"API key lookups are not cached: cannot map "
+		       "\"msg\":\"key and line lookups are not cached: cannot map "
 		       "the key epoch file\",\"errno\":%d",
 		       errno);
 		free(kc);

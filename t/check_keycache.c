@@ -1,7 +1,8 @@
 /*
  * The key epoch that lets waitlistctl tell a node's workers to drop their
- * cached key lookups (lib/keycache.c); the lookups themselves are tested
- * through the stack (t/integration/auth.test.mjs).
+ * cached lookups (lib/keycache.c), and the holder count of the results the
+ * cache hands out; the lookups themselves are tested through the stack
+ * (t/integration/auth.test.mjs, entries.test.mjs).
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "extern.h"
@@ -101,6 +103,38 @@ START_TEST(an_unusable_epoch_file_is_reported)
 }
 END_TEST
 
+/* One result of one cell, allocated as sql.c allocates them. */
+static struct wl_rows *
+one_cell(const char *text)
+{
+	struct wl_rows *r = calloc(1, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	r->nrows = r->ncols = 1;
+	ck_assert_ptr_nonnull(r->cell = calloc(2, sizeof(char *)));
+	ck_assert_ptr_nonnull(r->len = calloc(2, sizeof(unsigned long)));
+	ck_assert_ptr_nonnull(r->cell[0] = strdup(text));
+	r->len[0] = strlen(text);
+	return r;
+}
+
+START_TEST(a_shared_result_lives_until_its_last_holder_frees_it)
+{
+	struct wl_rows *r = one_cell("que_1");
+
+	ck_assert_ptr_eq(wl_rows_share(r), r);
+	ck_assert_ptr_eq(wl_rows_share(r), r);
+	wl_rows_free(r);
+	wl_rows_free(r);
+	/* Still whole for the last holder (the sanitizers and valgrind
+	 * would see a read of freed memory, or the leak if it is never
+	 * freed). */
+	ck_assert_str_eq(wl_rows_str(r, 0, 0), "que_1");
+	wl_rows_free(r);
+	wl_rows_free(NULL);
+}
+END_TEST
+
 Suite *
 suite_keycache(void)
 {
@@ -110,6 +144,9 @@ suite_keycache(void)
 	tcase_add_test(tc, a_worker_creates_the_epoch_and_changes_add_one);
 	tcase_add_test(tc, zero_seconds_caches_nothing);
 	tcase_add_test(tc, an_unusable_epoch_file_is_reported);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shared results");
+	tcase_add_test(tc, a_shared_result_lives_until_its_last_holder_frees_it);
 	suite_add_tcase(s, tc);
 	return s;
 }
