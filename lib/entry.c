@@ -146,22 +146,31 @@ wl_entry_fetch(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 	return 0;
 }
 
+/* Reply {"entry": Entry} with the entry of row 0 (ENTRY_COLS). */
+int
+wl_entry_reply_row(struct wl_ctx *ctx, const struct wl_rows *rows,
+		   int status)
+{
+	cJSON *root = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(root, "entry", wl_entry_json(ctx, rows, 0));
+	return wl_reply_json(ctx, status, root);
+}
+
 /* Reply {"entry": Entry} with the current state of entry id. */
 int
 wl_entry_reply(struct wl_ctx *ctx, const char *id, int status)
 {
 	struct wl_rows *rows = NULL;
-	cJSON *root;
 	int rc;
 
 	if ((rc = wl_entry_fetch(ctx, id, &rows)) < 0)
 		return -rc;
 	if (rc == 0)
 		return wl_reply_error(ctx, WL_C_NOT_FOUND, "entry not found");
-	root = cJSON_CreateObject();
-	cJSON_AddItemToObject(root, "entry", wl_entry_json(ctx, rows, 0));
+	rc = wl_entry_reply_row(ctx, rows, status);
 	wl_rows_free(rows);
-	return wl_reply_json(ctx, status, root);
+	return rc;
 }
 
 /* GET /waitlist/entries/{entryId} */

@@ -276,14 +276,16 @@ allowance(struct wl_ctx *ctx, int64_t now)
 }
 
 /*
- * Insert the new entry.  A walk-in first takes its ticket, which locks its
- * line's ticket row until commit; so this comes late in the transaction,
- * after the history row.
+ * Insert the new entry; *row is what the insert answers, its ENTRY_COLS.
+ * A walk-in first takes its ticket, which locks its line's ticket row
+ * until commit; so this comes late in the transaction, after the history
+ * row.
  */
 static int
 entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	     const struct create *c, const char *custom, int64_t end,
-	     int64_t now, const char *id, const char *booking)
+	     int64_t now, const char *id, const char *booking,
+	     struct wl_rows **row)
 {
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	char guest[WL_ID_MAX];
@@ -302,7 +304,7 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	if (rc != WL_OK)
 		return rc;
 	consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
-	rc = wl_sql_do(
+	rc = wl_sql_exec(
 	    ctx->app->db, STMT_ENTRY_INSERT,
 	    SQL_ARGS(SQL_STR(id), SQL_STR(ctx->key.tenant.id),
 		     SQL_STR(q->business_id), SQL_STR(q->id), SQL_STR(guest),
@@ -314,8 +316,11 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 		     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
 		     c->is_booking ? SQL_INT(end) : SQL_NULL, SQL_STR(consent),
 		     c->is_booking ? SQL_NULL : SQL_INT(ticket), SQL_INT(now),
-		     SQL_INT(now)));
+		     SQL_INT(now)),
+	    row, NULL);
 	free(consent);
+	if (rc == WL_OK && (*row)->nrows != 1)
+		rc = WL_ERR_DB;
 	return rc;
 }
 
@@ -327,13 +332,17 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 	char id[WL_ID_MAX], booking[WL_ID_MAX];
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	struct wl_events ev = {0};
+	struct wl_rows *row = NULL;
 	cJSON *data;
 	int rc;
 
 	if (wl_id_new("ent_", id) || wl_id_new("bkg_", booking))
 		return WL_ERR_CRYPTO;
-	if ((rc = entry_insert(ctx, q, c, custom, end, now, id, booking)) !=
-	    WL_OK)
+	rc = entry_insert(ctx, q, c, custom, end, now, id, booking, &row);
+	if (rc == WL_OK)
+		rc = wl_entry_reply_row(ctx, row, 201);
+	wl_rows_free(row);
+	if (rc != WL_OK)
 		return rc;
 	data = cJSON_CreateObject();
 	wl_json_add_str(data, "entryId", id);
@@ -347,11 +356,10 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 		wl_json_add_ts(data, "scheduledFor", c->at);
 		wl_events_add(&ev, WL_EV_BOOKING_CREATED, data);
 	}
-	/* The reply is read before the tenant's hot rows (the monthly
-	 * guest count, the event sequence) are locked, so those locks are
-	 * held only for the last few statements. */
-	if ((rc = wl_entry_reply(ctx, id, 201)) != WL_OK ||
-	    (rc = allowance(ctx, now)) != 0) {
+	/* The tenant's hot rows (the monthly guest count, the event
+	 * sequence) are locked last, so that those locks are held only for
+	 * the last few statements. */
+	if ((rc = allowance(ctx, now)) != 0) {
 		wl_events_clear(&ev);
 		return rc;
 	}

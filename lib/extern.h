@@ -545,6 +545,7 @@ int wl_status_active(enum wl_status);
 cJSON *wl_entry_json(const struct wl_ctx *, const struct wl_rows *, size_t r);
 int wl_entry_fetch(struct wl_ctx *, const char *id, struct wl_rows **);
 int wl_entry_reply(struct wl_ctx *, const char *id, int status);
+int wl_entry_reply_row(struct wl_ctx *, const struct wl_rows *, int status);
 int wl_h_entry_get(struct wl_ctx *);
 int wl_h_entry_list(struct wl_ctx *);
 int wl_h_entry_create(struct wl_ctx *);

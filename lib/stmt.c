@@ -63,29 +63,37 @@
  * lookup by line keeps that to the line's active walk-ins.  Both give the
  * same number.
  */
-#define ENTRY_POSITION                                                    \
-	"e.ticket + 1 - lt.head - (SELECT COUNT(*) FROM entries d "         \
-	WALKINS_INDEX " WHERE d.queue_id = e.queue_id AND d.is_booking = 0 " \
-	"AND d.is_active = 0 AND d.ticket >= lt.head AND d.ticket < "       \
-	"e.ticket)"
+#define ENTRY_POSITION_OF(e, head)                                        \
+	e "ticket + 1 - " head " - (SELECT COUNT(*) FROM entries d "        \
+	WALKINS_INDEX " WHERE d.queue_id = " e "queue_id AND d.is_booking = " \
+	"0 AND d.is_active = 0 AND d.ticket >= " head " AND d.ticket < " e  \
+	"ticket)"
+#define ENTRY_POSITION ENTRY_POSITION_OF("e.", "lt.head")
 #define ENTRY_POSITION_LIST                                               \
 	"(SELECT COUNT(*) FROM entries p " WALKINS_INDEX " WHERE "          \
 	"p.queue_id = e.queue_id AND p.is_booking = 0 AND p.is_active = 1 " \
 	"AND p.ticket <= e.ticket)"
 
 /*
- * Entry columns in the order entry.c reads them, with `pos` computing the
- * position of an active walk-in; FROM ENTRY_FROM.  The last two are the
- * line's recent wait and when a walk-in of the line was last first served
- * (migrations/011): entry.c tells whether that wait is still recent.
+ * Entry columns in the order entry.c reads them, of the entries row named
+ * by the prefix e, with `pos` computing the position of an active
+ * walk-in; FROM ENTRY_FROM.  The last two are the line's recent wait and
+ * when a walk-in of the line was last first served (migrations/011):
+ * entry.c tells whether that wait is still recent.
  */
-#define ENTRY_COLS(pos)                                                   \
-	"e.id, e.guest_id, e.booking_id, e.version, e.status, e.queue_id, "  \
-	"e.business_id, e.full_name, e.phone, e.party_size, e.notes, "     \
-	"e.service_type_id, e.custom_data, e.external_reference, "         \
-	"e.is_booking, e.scheduled_for, e.sms_consent, e.created_at, "     \
-	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.is_active = 1 "     \
-	"THEN " pos " END, lt.wait_ms, lt.served_at"
+#define ENTRY_COLS_OF(e, pos, wait, served)                               \
+	e "id, " e "guest_id, " e "booking_id, " e "version, " e "status, "  \
+	e "queue_id, " e "business_id, " e "full_name, " e "phone, " e      \
+	"party_size, " e "notes, " e "service_type_id, " e "custom_data, "   \
+	e "external_reference, " e "is_booking, " e "scheduled_for, " e     \
+	"sms_consent, " e "created_at, " e "updated_at, CASE WHEN " e       \
+	"is_booking = 0 AND " e "is_active = 1 THEN " pos " END, " wait     \
+	", " served
+#define ENTRY_COLS(pos) ENTRY_COLS_OF("e.", pos, "lt.wait_ms", "lt.served_at")
+/* A column of the line_tickets row of the entry being inserted. */
+#define NEW_ENTRY_LINE(col)                                               \
+	"(SELECT " col " FROM line_tickets WHERE queue_id = "               \
+	"entries.queue_id)"
 #define ENTRY_FROM                                                        \
 	" FROM entries e LEFT JOIN line_tickets lt ON lt.queue_id = "       \
 	"e.queue_id"
@@ -255,13 +263,18 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"custom_data, full_name, phone, party_size, notes, "
 	"external_reference, ticket, created_at, first_in_service_at FROM "
 	"entries WHERE tenant_id = ? AND id = ? FOR UPDATE",
+    /* The new entry, answered as ENTRY_COLS: a walk-in's line row is
+     * locked by the ticket it has just taken, so its position is the one
+     * a read after the commit finds. */
     [STMT_ENTRY_INSERT] =
 	"INSERT INTO entries (id, tenant_id, business_id, queue_id, "
 	"guest_id, booking_id, version, status, is_booking, full_name, phone, "
 	"party_size, notes, service_type_id, custom_data, "
 	"external_reference, scheduled_for, booking_end, sms_consent, "
 	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING " ENTRY_COLS_OF(
+	    "entries.", ENTRY_POSITION_OF("entries.", NEW_ENTRY_LINE("head")),
+	    NEW_ENTRY_LINE("wait_ms"), NEW_ENTRY_LINE("served_at")),
     [STMT_TICKET_ISSUE] =
 	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "

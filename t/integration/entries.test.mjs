@@ -484,6 +484,13 @@ test('position counts active walk-ins of the line by creation; estimatedWaitMinu
   assert.equal((await getEntry(A.key, bk.id)).position, null);
 });
 
+test('walk-ins created at once answer the positions 1..n, each what a read then finds', async () => {
+  const T = setup({ q1: { timeZone: dayZone() } });
+  const made = await Promise.all(Array.from({ length: 24 }, (_, i) => mustCreate(T.key, { queueId: T.queueId, fullName: `C${i}` })));
+  assert.deepEqual(made.map((e) => e.position).sort((a, b) => a - b), Array.from({ length: 24 }, (_, i) => i + 1));
+  for (const e of made) assert.deepEqual(await getEntry(T.key, e.id), e);
+});
+
 test('positions follow a model through out-of-turn departures and returns to the line', async () => {
   // A fresh line; each step moves a random walk-in along an allowed
   // transition (seeded, so a failure repeats), then every walk-in's
