@@ -32,7 +32,10 @@
 
 #define EPOCH_FILE "keys.epoch"
 
-#define SLOTS 64
+/* Four ways per set, so that the few lookups a client repeats (its key,
+ * its line, the line's services and fields) do not push each other out. */
+#define SETS 16
+#define WAYS 4
 
 struct kc_slot {
 	char *name; /* the statement and its arguments; NULL when empty */
@@ -45,7 +48,7 @@ struct kc_slot {
 struct wl_keycache {
 	uint64_t *epoch; /* mapped from the epoch file */
 	int64_t ttl_ms;
-	struct kc_slot slot[SLOTS];
+	struct kc_slot slot[SETS][WAYS];
 };
 
 /* The epoch file of cfg's node: keys.epoch in the FastCGI socket's
@@ -124,8 +127,8 @@ wl_keycache_free(struct wl_keycache *kc)
 
 	if (kc == NULL)
 		return;
-	for (i = 0; i < SLOTS; i++)
-		slot_clear(&kc->slot[i]);
+	for (i = 0; i < SETS * WAYS; i++)
+		slot_clear(&kc->slot[i / WAYS][i % WAYS]);
 	munmap(kc->epoch, sizeof(uint64_t));
 	free(kc);
 }
@@ -154,16 +157,46 @@ lookup_name(enum wl_stmt stmt, const struct wl_sqlval *args, size_t nargs,
 	return rc;
 }
 
-/* FNV-1a of the name. */
+/* The set of the name: FNV-1a. */
 static struct kc_slot *
-slot_of(struct wl_keycache *kc, const struct wl_buf *name)
+set_of(struct wl_keycache *kc, const struct wl_buf *name)
 {
 	uint32_t h = 2166136261u;
 	size_t i;
 
 	for (i = 0; i < name->len; i++)
 		h = (h ^ (unsigned char)name->p[i]) * 16777619u;
-	return &kc->slot[h % SLOTS];
+	return kc->slot[h % SETS];
+}
+
+/* The way of set that holds the lookup, or NULL. */
+static struct kc_slot *
+way_of(struct kc_slot *set, const struct wl_buf *name)
+{
+	size_t i;
+
+	for (i = 0; i < WAYS; i++)
+		if (set[i].rows && set[i].name_len == name->len &&
+		    memcmp(set[i].name, name->p, name->len) == 0)
+			return &set[i];
+	return NULL;
+}
+
+/* Where a new lookup goes in set: an empty way, or the one that expires
+ * first. */
+static struct kc_slot *
+way_free(struct kc_slot *set)
+{
+	struct kc_slot *v = &set[0];
+	size_t i;
+
+	for (i = 0; i < WAYS; i++) {
+		if (set[i].rows == NULL)
+			return &set[i];
+		if (set[i].until < v->until)
+			v = &set[i];
+	}
+	return v;
 }
 
 /*
@@ -178,7 +211,7 @@ wl_cached_exec(struct wl_keycache *kc, struct wl_db *db, enum wl_stmt stmt,
 	       struct wl_rows **rows)
 {
 	struct wl_buf name = {0};
-	struct kc_slot *s;
+	struct kc_slot *set, *s;
 	uint64_t epoch;
 	int rc;
 
@@ -186,11 +219,10 @@ wl_cached_exec(struct wl_keycache *kc, struct wl_db *db, enum wl_stmt stmt,
 		return wl_sql_exec(db, stmt, args, nargs, rows, NULL);
 	if ((rc = lookup_name(stmt, args, nargs, &name)) != WL_OK)
 		return rc;
-	s = slot_of(kc, &name);
+	set = set_of(kc, &name);
+	s = way_of(set, &name);
 	epoch = __atomic_load_n(kc->epoch, __ATOMIC_ACQUIRE);
-	if (s->rows && s->name_len == name.len &&
-	    memcmp(s->name, name.p, name.len) == 0 && s->epoch == epoch &&
-	    wl_mono_ms() < s->until) {
+	if (s && s->epoch == epoch && wl_mono_ms() < s->until) {
 		*rows = wl_rows_share(s->rows);
 		wl_buf_free(&name);
 		return WL_OK;
@@ -200,6 +232,8 @@ wl_cached_exec(struct wl_keycache *kc, struct wl_db *db, enum wl_stmt stmt,
 		wl_buf_free(&name);
 		return rc;
 	}
+	if (s == NULL)
+		s = way_free(set);
 	slot_clear(s);
 	s->name = name.p;
 	s->name_len = name.len;
