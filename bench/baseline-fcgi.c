@@ -11,6 +11,12 @@
  *   --mode insert   one INSERT of the request body in autocommit mode, so
  *                   one durable commit per request (the database write
  *                   limit)
+ *   --mode writes   the rows a walk-in writes, and nothing else: the same
+ *                   statements on copies of the service's tables, in one
+ *                   transaction, one round trip each (the floor of the
+ *                   walk-in as the service sends it)
+ *   --mode block    the same statements as one prepared compound
+ *                   statement (BEGIN NOT ATOMIC ... END): one round trip
  *
  * usage: baseline-fcgi --mode M --socket PATH --workers N
  *                      [--db-socket PATH --db-user USER --db-name NAME]
@@ -34,7 +40,7 @@
 #define BODY_MAX 65536
 #define COL_MAX 8192
 
-enum mode { M_STATIC, M_SELECT, M_INSERT };
+enum mode { M_STATIC, M_SELECT, M_INSERT, M_WRITES, M_BLOCK };
 
 static volatile sig_atomic_t stopping;
 static enum mode mode;
@@ -67,11 +73,58 @@ db_connect(void)
 	return db;
 }
 
-/* Create the table the insert mode writes (parent, before forking). */
+/* The service's tables a walk-in writes, copied into bench. */
+static const char *const walkin_tables[] = {
+    "entry_status_history", "line_tickets", "entries", "tenant_usage",
+    "tenant_counters", "events", "idempotency_keys", NULL};
+
+/*
+ * A walk-in's writes in the service's order (lib/entry_write.c,
+ * lib/outbox.c, lib/idempotency.c), with its values where they shape the
+ * work: one line, one tenant, a ticket and a sequence number taken with
+ * LAST_INSERT_ID(), the request body as the event and the stored answer.
+ * Parameters: e entry id, v event id, k Idempotency-Key, b body, t now.
+ */
+static const struct {
+	const char *sql, *params;
+} walkin_writes[] = {
+    {"INSERT INTO bench.entry_status_history (entry_id, version, "
+     "tenant_id, queue_id, status, previous_status, at) VALUES (?, 1, "
+     "'ten_bench', 'que_bench', 'waiting', NULL, ?)", "et"},
+    {"INSERT INTO bench.line_tickets (queue_id, issued) VALUES "
+     "('que_bench', LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "
+     "LAST_INSERT_ID(issued + 1)", ""},
+    {"INSERT INTO bench.entries (id, tenant_id, business_id, queue_id, "
+     "guest_id, booking_id, version, status, is_booking, full_name, phone, "
+     "party_size, notes, service_type_id, custom_data, external_reference, "
+     "scheduled_for, booking_end, sms_consent, ticket, created_at, "
+     "updated_at) VALUES (?, 'ten_bench', 'biz_bench', 'que_bench', ?, "
+     "NULL, 1, 'waiting', 0, 'Bench Guest', '+15551234567', 2, NULL, NULL, "
+     "'{}', ?, NULL, NULL, NULL, LAST_INSERT_ID(), ?, ?)", "evktt"},
+    {"INSERT INTO bench.tenant_usage (tenant_id, month, guests) VALUES "
+     "('ten_bench', '2026-01', LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE "
+     "guests = LAST_INSERT_ID(guests + 1)", ""},
+    {"INSERT INTO bench.tenant_counters (tenant_id, event_seq) VALUES "
+     "('ten_bench', LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE event_seq = "
+     "LAST_INSERT_ID(event_seq + 1)", ""},
+    {"INSERT INTO bench.events (tenant_id, seq, id, type, business_id, "
+     "queue_id, resource_id, occurred_at, body) VALUES ('ten_bench', "
+     "LAST_INSERT_ID(), ?, 'waitlist.entry.created', 'biz_bench', "
+     "'que_bench', ?, ?, ?)", "vetb"},
+    {"INSERT INTO bench.idempotency_keys (key_id, idem_key, request_hash, "
+     "status, body, created_at) VALUES ('key_bench', ?, REPEAT('0', 64), "
+     "201, ?, ?)", "kbt"},
+};
+#define NWRITES (sizeof(walkin_writes) / sizeof(walkin_writes[0]))
+#define PARAMS_MAX 32
+
+/* Create the tables the write modes use (parent, before forking). */
 static void
 db_prepare_schema(void)
 {
 	MYSQL *db = db_connect();
+	char sql[256];
+	int i;
 
 	if (mysql_query(db, "CREATE DATABASE IF NOT EXISTS bench") ||
 	    mysql_query(db,
@@ -81,6 +134,13 @@ db_prepare_schema(void)
 			"body MEDIUMTEXT NOT NULL, "
 			"created_at BIGINT NOT NULL) ENGINE=InnoDB"))
 		die("schema", db);
+	for (i = 0; walkin_tables[i]; i++) {
+		snprintf(sql, sizeof(sql),
+			 "CREATE TABLE IF NOT EXISTS bench.%s LIKE `%s`.%s",
+			 walkin_tables[i], db_name, walkin_tables[i]);
+		if (mysql_query(db, sql))
+			die(sql, db);
+	}
 	mysql_close(db);
 }
 
@@ -100,6 +160,8 @@ struct worker {
 	unsigned ncols;
 	char *colbuf;
 	unsigned long *collen;
+	MYSQL_STMT *writes[NWRITES]; /* writes: one per statement */
+	long n;                      /* requests served, for unique ids */
 };
 
 static MYSQL_STMT *
@@ -125,6 +187,21 @@ worker_init(struct worker *w)
 	if (mode == M_INSERT) {
 		w->st = prepare(w->db, "INSERT INTO bench.writes (idem_key, "
 				       "body, created_at) VALUES (?, ?, ?)");
+		return;
+	}
+	if (mode == M_WRITES) {
+		for (i = 0; i < NWRITES; i++)
+			w->writes[i] = prepare(w->db, walkin_writes[i].sql);
+		return;
+	}
+	if (mode == M_BLOCK) {
+		char block[8192] = "BEGIN NOT ATOMIC START TRANSACTION; ";
+		for (i = 0; i < NWRITES; i++) {
+			strcat(block, walkin_writes[i].sql);
+			strcat(block, "; ");
+		}
+		strcat(block, "COMMIT; END");
+		w->st = prepare(w->db, block);
 		return;
 	}
 	/* The whole row, like the service's entry read; by primary key. */
@@ -254,6 +331,78 @@ serve_insert(struct worker *w, FCGX_Request *r, const char *body,
 	reply(r, 201, out);
 }
 
+/* Bind the values named by params (see walkin_writes) from p[0]. */
+static void
+bind_walkin(MYSQL_BIND *p, unsigned long *len, const char *params,
+	    const char *const val[4], long long *at)
+{
+	static const char names[] = "evkb";
+	const char *c;
+
+	for (c = params; *c; c++, p++, len++) {
+		memset(p, 0, sizeof(*p));
+		if (*c == 't') {
+			p->buffer_type = MYSQL_TYPE_LONGLONG;
+			p->buffer = at;
+			continue;
+		}
+		p->buffer = (char *)val[strchr(names, *c) - names];
+		*len = strlen(p->buffer);
+		p->buffer_type = MYSQL_TYPE_STRING;
+		p->buffer_length = *len;
+		p->length = len;
+	}
+}
+
+static int
+execute(MYSQL_STMT *st, MYSQL_BIND *p)
+{
+	return (mysql_stmt_param_count(st) > 0 &&
+		mysql_stmt_bind_param(st, p)) ||
+	       mysql_stmt_execute(st);
+}
+
+/* The writes of one walk-in: mode writes or block. */
+static void
+serve_walkin(struct worker *w, FCGX_Request *r, const char *body)
+{
+	const char *ik = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", r->envp);
+	char entry[64], event[64];
+	const char *val[4] = {entry, event, ik ? ik : entry, body};
+	unsigned long len[PARAMS_MAX];
+	MYSQL_BIND p[PARAMS_MAX];
+	long long at = now_ms();
+	size_t i, np = 0;
+	int bad;
+
+	w->n++;
+	snprintf(entry, sizeof(entry), "ent_bench_%ld_%ld", (long)getpid(),
+		 w->n);
+	snprintf(event, sizeof(event), "evt_bench_%ld_%ld", (long)getpid(),
+		 w->n);
+	if (mode == M_BLOCK) {
+		for (i = 0; i < NWRITES; i++) {
+			bind_walkin(p + np, len + np, walkin_writes[i].params,
+				    val, &at);
+			np += strlen(walkin_writes[i].params);
+		}
+		bad = execute(w->st, p);
+	} else {
+		bad = mysql_query(w->db, "START TRANSACTION");
+		for (i = 0; i < NWRITES && !bad; i++) {
+			bind_walkin(p, len, walkin_writes[i].params, val, &at);
+			bad = execute(w->writes[i], p);
+		}
+		bad = bad || mysql_commit(w->db);
+	}
+	if (bad) {
+		mysql_rollback(w->db);
+		reply(r, 500, "{\"error\":\"walk-in writes failed\"}");
+		return;
+	}
+	reply(r, 201, "{\"entry\":{\"id\":\"ent_bench\"}}");
+}
+
 static int
 worker_run(int fd)
 {
@@ -283,8 +432,10 @@ worker_run(int fd)
 				       "\"ent_static\",\"version\":1}}");
 		else if (mode == M_SELECT)
 			serve_select(&w, &r);
-		else
+		else if (mode == M_INSERT)
 			serve_insert(&w, &r, body, (unsigned long)got);
+		else
+			serve_walkin(&w, &r, body);
 		FCGX_Finish_r(&r);
 	}
 	if (w.db)
@@ -295,7 +446,7 @@ worker_run(int fd)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: baseline-fcgi --mode static|select|insert "
+	fprintf(stderr, "usage: baseline-fcgi --mode static|select|insert|writes|block "
 			"--socket PATH --workers N [--db-socket PATH "
 			"--db-user USER --db-name NAME]\n");
 	exit(2);
@@ -336,11 +487,15 @@ main(int argc, char *argv[])
 		mode = M_SELECT;
 	else if (strcmp(m, "insert") == 0)
 		mode = M_INSERT;
+	else if (strcmp(m, "writes") == 0)
+		mode = M_WRITES;
+	else if (strcmp(m, "block") == 0)
+		mode = M_BLOCK;
 	else
 		usage();
 	if (mode != M_STATIC && (db_socket == NULL || db_user == NULL))
 		usage();
-	if (mode == M_INSERT)
+	if (mode != M_STATIC && mode != M_SELECT)
 		db_prepare_schema();
 	unlink(path);
 	if ((fd = FCGX_OpenSocket(path, 1024)) < 0)

@@ -672,6 +672,8 @@ test('estimatedWaitMinutes is the line\'s moving average wait, each newly served
     body: { queueId: q, partySize: 1, fullName: 'Early' },
   });
   assert.equal(early.status, 201, early.text);
+  // The create's own answer takes the line's wait from the new ticket.
+  assert.equal(early.json.entry.estimatedWaitMinutes, 10, 'the answer to the create: 9.8, rounded');
   assert.equal(await estimateOf(early.json.entry.id), 6, '9.8 - 4, rounded');
 });
 
