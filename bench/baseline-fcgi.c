@@ -446,7 +446,8 @@ worker_run(int fd)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: baseline-fcgi --mode static|select|insert|writes|block "
+	fprintf(stderr, "usage: baseline-fcgi --mode "
+			"static|select|insert|writes|block "
 			"--socket PATH --workers N [--db-socket PATH "
 			"--db-user USER --db-name NAME]\n");
 	exit(2);
