@@ -9,9 +9,11 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { sleep, sql, stack, uniq } from './lib.mjs';
 import {
-  alive, delivererPid, dropSubs, eventIdsOfTenant, listDeliveries, mustCreateSub,
+  alive, sleep, sql, stack, uniq,
+} from './lib.mjs';
+import {
+  delivererPid, dropSubs, eventIdsOfTenant, listDeliveries, mustCreateSub,
   newTenant, startReceiver, waitUntil, walkIn,
 } from './util-webhooks.mjs';
 

@@ -9,8 +9,8 @@ import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { api, sleep } from './lib.mjs';
-import { alive, fullPool, masterPid, workers } from './util-faults.mjs';
+import { alive, api, sleep } from './lib.mjs';
+import { fullPool, masterPid, workers } from './util-faults.mjs';
 
 const SOCKET = join(process.env.WL_VAR, 'run', 'fcgi.sock');
 

@@ -6,10 +6,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fixture, seed, sql, uniq } from './lib.mjs';
+import { alive, fixture, seed, sql, uniq } from './lib.mjs';
 import { HIGH_LIMITS } from './util-entries.mjs';
 import {
-  alive, entriesByReference, eventRows, fullPool, killBusyWorkers, masterPid, pool, untilAcknowledged,
+  entriesByReference, eventRows, fullPool, killBusyWorkers, masterPid, pool, untilAcknowledged,
 } from './util-faults.mjs';
 
 const REQUESTS = 300;

@@ -10,7 +10,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync,
+  closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,24 @@ const REPO = env('WL_REPO');
 const CTL = env('WL_CTL').split(' ').filter(Boolean);
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A process that runs: signal 0 reaches it and, where /proc tells, it is
+// not a zombie (a killed child its parent has not reaped yet, which
+// signal 0 still reaches).
+export function alive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat[stat.lastIndexOf(')') + 2]; // it follows "(comm) "
+    return state !== 'Z' && state !== 'X';
+  } catch (err) {
+    return err.code !== 'ENOENT' || !existsSync('/proc/self/stat'); // gone, or no /proc
+  }
+}
 
 let counter = 0;
 // A string no other test (or earlier run on the same database) has used.

@@ -7,56 +7,18 @@
 // configured number of workers), even when an assertion fails.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { api, fixture, seed, sleep, sql, stack, uniq } from './lib.mjs';
+import {
+  alive, api, fixture, seed, sleep, sql, stack, uniq,
+} from './lib.mjs';
+import { configuredWorkers, masterPid, waitFor, workers } from './util-faults.mjs';
 import { assertError, assertOk } from './util-foundation.mjs';
 
 const VAR = process.env.WL_VAR;
 const REPO = process.env.WL_REPO;
-
-function configuredWorkers() {
-  const conf = readFileSync(join(VAR, 'waitlist.conf'), 'utf8');
-  const m = conf.match(/^\s*workers\s*=\s*(\d+)\s*$/m);
-  return m ? Number(m[1]) : 4;
-}
-
-function masterPid() {
-  return Number(stack('fcgi-pid'));
-}
-
-// Live children of the master (pgrep also lists unreaped zombies, so a
-// killed worker disappears from here only once the master has reaped it).
-function workers(master) {
-  try {
-    return execFileSync('pgrep', ['-P', String(master)], { encoding: 'utf8' })
-      .split('\n').filter(Boolean).map(Number);
-  } catch {
-    return []; // pgrep exits 1 when there are none
-  }
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(what, ms, fn) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 // Until n consecutive GET /me answer 200; returns how long it took and the
 // answers that were not 200 meanwhile.

@@ -4,9 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { api, sleep, sql, stack } from './lib.mjs';
+import {
+  alive, api, sleep, sql, stack,
+} from './lib.mjs';
 
 const VAR = process.env.WL_VAR;
 const REPO = process.env.WL_REPO;
@@ -65,22 +67,6 @@ function syscallOf(pid) {
 }
 
 const ACCEPT = { x64: '43', arm64: '202' }[process.arch];
-
-// A process that runs: signal 0 reaches it and, where /proc tells, it is
-// not a zombie (a killed worker its master has not reaped yet).
-export function alive(pid) {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z'; // the state follows "(comm) "
-  } catch (err) {
-    return err.code !== 'ENOENT' || !existsSync('/proc/self/stat'); // gone, or no /proc
-  }
-}
 
 export async function waitFor(what, ms, fn) {
   const deadline = Date.now() + ms;

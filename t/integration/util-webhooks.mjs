@@ -359,13 +359,3 @@ export function delivererPid(varDir) {
   return Number(readFileSync(join(varDir, 'run', 'deliverer.pid'), 'utf8').trim());
 }
 
-// Alive and not a zombie.
-export function alive(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
