@@ -484,6 +484,7 @@ static const char *const editable[] = {
 struct edit {
 	cJSON *body;
 	long long version, party;
+	int64_t end; /* a booking's booking_end */
 	const char *name, *phone, *notes, *svc, *extref;
 	const cJSON *patch; /* customData changes */
 };
@@ -530,6 +531,42 @@ edit_parse(struct wl_ctx *ctx, struct edit *ed)
 }
 
 /*
+ * A booking's interval lasts its service (else the line's slot): with a
+ * new service it ends at its new length, and while it holds a place a
+ * longer interval must still fit the line's capacity.  Returns 0 (with
+ * ed->end), -1 after a 4xx reply, or a wl_err.
+ */
+static int
+edit_service(struct wl_ctx *ctx, const struct wl_rows *e, struct edit *ed)
+{
+	const char *queue = wl_rows_str(e, 0, L_QUEUE);
+	int64_t at = wl_rows_int(e, 0, L_SCHEDULED);
+	struct wl_queue q;
+	long long minutes = 0;
+	int rc;
+
+	if (ed->svc && (rc = wl_service_check(ctx, queue, ed->svc, &minutes)))
+		return rc;
+	if ((rc = wl_queue_load(ctx, queue, &q)) <= 0)
+		return rc < 0 ? -rc : WL_ERR_DB;
+	rc = 0;
+	if (ed->svc == NULL && q.service_required) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "serviceTypeId is required on this line");
+		rc = -1;
+	} else if (wl_rows_int(e, 0, L_IS_BOOKING)) {
+		ed->end = at + (ed->svc ? minutes : q.slot_minutes) * MIN_MS;
+		if (ed->end > wl_rows_int(e, 0, L_END) &&
+		    wl_status_active(
+			wl_status_parse(wl_rows_str(e, 0, L_STATUS))))
+			rc = wl_booking_capacity(ctx, &q, at, ed->end,
+						 wl_rows_str(e, 0, L_ID));
+	}
+	wl_queue_clear(&q);
+	return rc;
+}
+
+/*
  * Merge the edit with the locked entry e: fields not in the body keep
  * their stored values; a service must be attached to the line (and may
  * only be removed where the line does not require one).  Returns 0, -1
@@ -538,10 +575,7 @@ edit_parse(struct wl_ctx *ctx, struct edit *ed)
 static int
 edit_merge(struct wl_ctx *ctx, const struct wl_rows *e, struct edit *ed)
 {
-	const char *queue = wl_rows_str(e, 0, L_QUEUE);
-	struct wl_queue q;
-	long long minutes;
-	int st = wl_status_parse(wl_rows_str(e, 0, L_STATUS)), rc, required;
+	int st = wl_status_parse(wl_rows_str(e, 0, L_STATUS));
 
 	if (wl_rows_int(e, 0, L_VERSION) != ed->version)
 		return wl_reply_error(ctx, WL_C_VERSION_CONFLICT,
@@ -564,21 +598,12 @@ edit_merge(struct wl_ctx *ctx, const struct wl_rows *e, struct edit *ed)
 		ed->extref = wl_rows_str(e, 0, L_EXTREF);
 	if (!has(ed->body, "partySize"))
 		ed->party = wl_rows_int(e, 0, L_PARTY);
+	ed->end = wl_rows_int(e, 0, L_END);
 	if (!has(ed->body, "serviceTypeId")) {
 		ed->svc = wl_rows_str(e, 0, L_SERVICE);
 		return 0;
 	}
-	if (ed->svc)
-		return wl_service_check(ctx, queue, ed->svc, &minutes);
-	if ((rc = wl_queue_load(ctx, queue, &q)) < 0)
-		return -rc;
-	required = rc == 1 && q.service_required;
-	wl_queue_clear(&q);
-	if (required)
-		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				      "serviceTypeId is required on this "
-				      "line"), -1;
-	return 0;
+	return edit_service(ctx, e, ed);
 }
 
 /* Write the merged edit and its waitlist.entry.updated event, and reply. */
@@ -596,8 +621,11 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 		       SQL_ARGS(SQL_STR(ed->name), SQL_STR(ed->phone),
 				SQL_INT(ed->party), SQL_STR(ed->notes),
 				SQL_STR(ed->svc), SQL_STR(custom),
-				SQL_STR(ed->extref), SQL_INT(now), SQL_STR(id),
-				SQL_INT(ed->version)));
+				SQL_STR(ed->extref),
+				wl_rows_int(e, 0, L_IS_BOOKING)
+				    ? SQL_INT(ed->end)
+				    : SQL_NULL,
+				SQL_INT(now), SQL_STR(id), SQL_INT(ed->version)));
 	if (rc != WL_OK)
 		return rc;
 	data = cJSON_CreateObject();

@@ -95,18 +95,24 @@ wl_field_string(struct wl_ctx *ctx, const cJSON *obj, const char *name,
 	return 1;
 }
 
+/* Empty or white space only. */
+static int
+blank(const char *s)
+{
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	return *s == '\0';
+}
+
 /* A non-blank guest name. */
 int
 wl_field_name(struct wl_ctx *ctx, const cJSON *obj, const char **out)
 {
 	int rc = wl_field_string(ctx, obj, "fullName", 1, 200, 0, out);
-	const char *p;
 
 	if (rc <= 0)
 		return rc;
-	for (p = *out; *p && isspace((unsigned char)*p); p++)
-		;
-	if (*p == '\0') {
+	if (blank(*out)) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "fullName must not be blank");
 		return -1;
@@ -248,6 +254,13 @@ value_ok(struct wl_ctx *ctx, const struct wl_rows *f, size_t r,
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "customData.%s must be a string of at most 1000 "
 			       "characters",
+			       id);
+		return -1;
+	}
+	if (wl_rows_int(f, r, 4) && blank(v->valuestring)) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "customData.%s is required on this line and "
+			       "must not be blank",
 			       id);
 		return -1;
 	}

@@ -310,7 +310,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_ENTRY_EDIT] =
 	"UPDATE entries SET full_name = ?, phone = ?, party_size = ?, notes "
 	"= ?, service_type_id = ?, custom_data = ?, external_reference = ?, "
-	"version = version + 1, updated_at = ? WHERE id = ? AND version = ?",
+	"booking_end = ?, version = version + 1, updated_at = ? WHERE id = ? "
+	"AND version = ?",
     [STMT_ENTRY_RESCHEDULE] =
 	"UPDATE entries SET scheduled_for = ?, booking_end = ?, version = "
 	"version + 1, updated_at = ? WHERE id = ? AND version = ?",

@@ -24,6 +24,7 @@ const A = setup({
     bl('qOne2', { availability: { bookingCapacity: 1 } }),
     bl('qOne3', { availability: { bookingCapacity: 1 } }),
     bl('qOne4', { availability: { bookingCapacity: 1 } }),
+    bl('qOne5', { availability: { bookingCapacity: 1 } }),
     bl('qOff', { availability: { bookingsEnabled: false } }),
     bl('qPause', { availability: { bookingsPaused: true } }),
     bl('qDayOff', { availability: { bookingHours: hours(ALL_DAY, { [todayKey(ZONE)]: { enabled: false } }) } }),
@@ -423,6 +424,30 @@ test('a booking back from in_service to waiting needs room at its time again', a
   assert.equal(back.status, 200, back.text);
   assert.equal(back.json.entry.status, 'waiting');
   assert.equal(back.json.entry.version, a.version + 1);
+});
+
+test('a booking\'s new service sets its length; a longer one must fit the capacity', async () => {
+  // Capacity 1: a (15 minutes, no service) then b right after it.
+  const t = nextSlot() + SLOT_MS;
+  const a = await mustCreate(A.key, booking(A.qOne5, t));
+  const b = await mustCreate(A.key, booking(A.qOne5, t + SLOT_MS));
+  const end = (id) => Number(sql(`SELECT booking_end FROM entries WHERE id='${id}'`)[0][0]);
+  // 30 minutes would run into b.
+  assertError(await write('PATCH', `/waitlist/entries/${a.id}`, A.key, { expectedVersion: 1, serviceTypeId: A.s1 }), 409, 'booking_unavailable');
+  assert.deepEqual(await getEntry(A.key, a.id), a);
+  assert.equal(end(a.id), t + SLOT_MS);
+  await moveThrough(A.key, b, ['cancelled']);
+  const longer = await write('PATCH', `/waitlist/entries/${a.id}`, A.key, { expectedVersion: 1, serviceTypeId: A.s1 });
+  assert.equal(longer.status, 200, longer.text);
+  assert.equal(longer.json.entry.serviceTypeId, A.s1);
+  assert.equal(longer.json.entry.scheduledFor, iso(t));
+  assert.equal(end(a.id), t + 2 * SLOT_MS);
+  assertError(await create(A.key, booking(A.qOne5, t + SLOT_MS)), 409, 'booking_unavailable');
+  // Without its service it takes the slot's length again and frees the rest.
+  const shorter = await write('PATCH', `/waitlist/entries/${a.id}`, A.key, { expectedVersion: 2, serviceTypeId: null });
+  assert.equal(shorter.status, 200, shorter.text);
+  assert.equal(end(a.id), t + SLOT_MS);
+  await mustCreate(A.key, booking(A.qOne5, t + SLOT_MS));
 });
 
 test('booking events are contiguous and carry no guest values', async () => {

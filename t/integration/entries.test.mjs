@@ -196,6 +196,8 @@ const INVALID = {
   'scheduledFor not a timestamp': () => base({ isBooking: true, scheduledFor: 'tomorrow at noon' }),
   'serviceTypeId missing on a line that requires it': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, customData: { [A.f3]: 'x' } }),
   'required custom field missing': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1 }),
+  'required text field empty': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1, customData: { [A.f3]: '' } }),
+  'required text field blank': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1, customData: { [A.f3]: ' \t ' } }),
 };
 
 for (const [name, body] of Object.entries(INVALID)) {
@@ -362,6 +364,7 @@ test('customData null removes an optional field; optional values can be cleared'
   // A required field of the line cannot be removed.
   const r = await mustCreate(A.key, { queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1, customData: { [A.f3]: 'o' } });
   assertError(await write('PATCH', `/waitlist/entries/${r.id}`, A.key, { expectedVersion: 1, customData: { [A.f3]: null } }), 400, 'validation_failed');
+  assertError(await write('PATCH', `/waitlist/entries/${r.id}`, A.key, { expectedVersion: 1, customData: { [A.f3]: '  ' } }), 400, 'validation_failed');
   assertError(await write('PATCH', `/waitlist/entries/${r.id}`, A.key, { expectedVersion: 1, serviceTypeId: null }), 400, 'validation_failed');
   assert.equal((await getEntry(A.key, r.id)).version, 1);
 });
