@@ -575,14 +575,15 @@ out:
 int
 wl_admin_purge(struct wl_app *app, FILE *out, char *err, size_t errsz)
 {
-	long long events, idem;
+	struct wl_purged p;
 	cJSON *root;
 	int rc;
 
-	if ((rc = wl_purge(app->db, wl_now_ms(), &events, &idem)) != WL_OK)
+	if ((rc = wl_purge(app->db, wl_now_ms(), &p)) != WL_OK)
 		return db_fail(app, rc, err, errsz);
 	root = cJSON_CreateObject();
-	wl_json_add_int(root, "events", events);
-	wl_json_add_int(root, "idempotencyRecords", idem);
+	wl_json_add_int(root, "events", p.events);
+	wl_json_add_int(root, "idempotencyRecords", p.idempotency);
+	wl_json_add_int(root, "deliveryRecords", p.deliveries);
 	return print_json(out, root);
 }

@@ -183,21 +183,39 @@ wl_h_events(struct wl_ctx *ctx)
 	return wl_reply_json(ctx, 200, root);
 }
 
+/* Run a purging DELETE (STMT_PURGE_*, one bound time, a LIMIT) until it
+ * deletes nothing; *count adds what it deleted. */
+static int
+purge_batches(struct wl_db *db, enum wl_stmt stmt, int64_t before,
+	      long long *count)
+{
+	unsigned long long n;
+	int rc;
+
+	do {
+		n = 0;
+		rc = wl_sql_exec(db, stmt, SQL_ARGS(SQL_INT(before)), NULL, &n);
+		*count += (long long)n;
+	} while (rc == WL_OK && n > 0);
+	return rc;
+}
+
 /*
  * Retention: events older than seven days (recording per tenant how far
- * the feed has been cut, so older cursors are refused) and idempotency
- * records older than 24 hours.  Deletes in small batches.
+ * the feed has been cut, so older cursors are refused), idempotency
+ * records older than 24 hours, and finished delivery records (succeeded
+ * or failed) last changed more than seven days ago, as long as the events
+ * they delivered are kept.  Deletes in small batches.
  */
 int
-wl_purge(struct wl_db *db, int64_t now, long long *events,
-	 long long *idempotency)
+wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 {
 	struct wl_rows *rows = NULL;
 	unsigned long long n;
 	size_t r;
 	int rc;
 
-	*events = *idempotency = 0;
+	memset(p, 0, sizeof(*p));
 	rc = wl_sql_exec(db, STMT_PURGE_EVENT_TENANTS,
 			 SQL_ARGS(SQL_INT(now - WL_EVENT_RETENTION_MS)), &rows,
 			 NULL);
@@ -213,18 +231,16 @@ wl_purge(struct wl_db *db, int64_t now, long long *events,
 						 SQL_ARGS(SQL_STR(tenant),
 							  SQL_INT(upto)),
 						 NULL, &n);
-			*events += (long long)n;
+			p->events += (long long)n;
 		} while (rc == WL_OK && n > 0);
 	}
 	wl_rows_free(rows);
-	do {
-		n = 0;
-		if (rc == WL_OK)
-			rc = wl_sql_exec(db, STMT_PURGE_IDEMPOTENCY,
-					 SQL_ARGS(SQL_INT(now -
-							  WL_IDEMPOTENCY_KEEP_MS)),
-					 NULL, &n);
-		*idempotency += (long long)n;
-	} while (rc == WL_OK && n > 0);
+	if (rc == WL_OK)
+		rc = purge_batches(db, STMT_PURGE_IDEMPOTENCY,
+				   now - WL_IDEMPOTENCY_KEEP_MS,
+				   &p->idempotency);
+	if (rc == WL_OK)
+		rc = purge_batches(db, STMT_PURGE_DELIVERIES,
+				   now - WL_EVENT_RETENTION_MS, &p->deliveries);
 	return rc;
 }

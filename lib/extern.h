@@ -627,8 +627,11 @@ int wl_idempotent(struct wl_ctx *, wl_handler);
 #define WL_EVENT_RETENTION_MS (7LL * 86400 * 1000)
 #define WL_IDEMPOTENCY_KEEP_MS (24LL * 3600 * 1000)
 int wl_h_events(struct wl_ctx *);
-int wl_purge(struct wl_db *, int64_t now, long long *events,
-	     long long *idempotency);
+/* What a purge deleted. */
+struct wl_purged {
+	long long events, idempotency, deliveries;
+};
+int wl_purge(struct wl_db *, int64_t now, struct wl_purged *);
 
 /* Webhooks: secrets and signatures (signing.c), destinations
  * (netpolicy.c), the subscription API (webhook.c). */

@@ -385,9 +385,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_DELIVERY_GET] = "SELECT " DLV_COLS ", d.tenant_id FROM deliveries "
 			  "d WHERE d.id = ?",
     [STMT_DELIVERY_RETRY] =
-	"UPDATE deliveries SET status = 'pending', next_attempt_at = ?, "
-	"manual_retry = 1, lease_owner = NULL, lease_until = 0, updated_at = "
-	"? WHERE id = ?",
+	/* Of a failed delivery, one attempt; a pending one keeps its
+	 * schedule (manual_retry is set before status changes). */
+	"UPDATE deliveries SET manual_retry = (manual_retry = 1 OR status = "
+	"'failed'), status = 'pending', next_attempt_at = ?, lease_owner = "
+	"NULL, lease_until = 0, updated_at = ? WHERE id = ?",
     [STMT_FANOUT_SUBS] =
 	"SELECT s.id, s.tenant_id, s.fanout_seq, s.event_types, "
 	"s.business_ids, s.queue_ids FROM webhook_subscriptions s JOIN "

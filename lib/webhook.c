@@ -559,7 +559,7 @@ int
 wl_h_delivery_list(struct wl_ctx *ctx)
 {
 	struct wl_rows *rows = NULL;
-	char status[16] = "", filters[32], pos[128];
+	char status[16] = "", filters[96], pos[128];
 	const char *id = ctx->param[0], *after_id;
 	long long after;
 	int limit, rc, has;
@@ -570,7 +570,8 @@ wl_h_delivery_list(struct wl_ctx *ctx)
 		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 				      "status must be pending, succeeded or "
 				      "failed");
-	snprintf(filters, sizeof(filters), "status=%s", status);
+	/* A page's cursor holds to this subscription and status. */
+	snprintf(filters, sizeof(filters), "sub=%.60s&status=%s", id, status);
 	if (wl_page_params(ctx, filters, &limit, pos, sizeof(pos)) < 0)
 		return WL_OK;
 	if ((rc = sub_load(ctx, id, &rows)) != 0)
@@ -632,7 +633,16 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 				      "it first");
 	}
 	wl_rows_free(sub);
+	/* Failed without an attempt: its event came while the subscription
+	 * was paused, and such events never go out (resume skips them). */
+	rc = strcmp(wl_rows_str(d, 0, D_STATUS), "failed") == 0 &&
+	     wl_rows_int(d, 0, D_COUNT) == 0;
 	wl_rows_free(d);
+	if (rc)
+		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+				      "this delivery's event came while the "
+				      "subscription was paused; it is never "
+				      "delivered");
 	rc = wl_sql_do(ctx->app->db, STMT_DELIVERY_RETRY,
 		       SQL_ARGS(SQL_INT(now), SQL_INT(now), SQL_STR(id)));
 	if (rc == WL_OK)

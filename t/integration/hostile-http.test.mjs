@@ -305,6 +305,8 @@ test('requests the web server cannot parse are answered with the JSON 400', asyn
     `GET ${path}/me%00 HTTP/1.0\r\n\r\n`,
     `GET ${path}/../../../../etc/passwd HTTP/1.0\r\n\r\n`,
     `GET \x01\x02 HTTP/1.0\r\n\r\n`,
+    `GET ${path}/me HTTP/2.5\r\nHost: x\r\n\r\n`, // nginx's 505
+    `POST ${path}/waitlist/entries HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n`, // nginx's 501
   ];
   await unchanged(() => each(requests.map((r) => ({ r, what: JSON.stringify(r.slice(0, 60)) })),
     (c) => rawExchange(Buffer.from(c.r, 'latin1')),
@@ -314,6 +316,18 @@ test('requests the web server cannot parse are answered with the JSON 400', asyn
     }));
   // The page itself is not reachable from outside.
   assertError(await rawExchange(Buffer.from('GET /.errors/400 HTTP/1.0\r\n\r\n')), 404, 'not_found');
+});
+
+test('TRACE and CONNECT, which nginx refuses itself, are the JSON 405 with the route\'s Allow, or 404 off the routes', async () => {
+  for (const method of ['TRACE', 'CONNECT']) {
+    const res = await rawHttp(method, '/me', { headers: [['Authorization', `Bearer ${A.key}`]] });
+    assertError(res, 405, 'method_not_allowed');
+    assert.equal(res.headers.get('allow'), 'GET', method);
+    const entry = await rawHttp(method, `/waitlist/entries/${T.entry}`, { headers: [['Authorization', `Bearer ${A.key}`]] });
+    assertError(entry, 405, 'method_not_allowed');
+    assert.equal(entry.headers.get('allow'), 'GET, PATCH', method);
+    assertError(await rawHttp(method, '/nope', {}), 404, 'not_found');
+  }
 });
 
 test('the service is healthy after every hostile request, with the same workers', async () => {

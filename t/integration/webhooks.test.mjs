@@ -808,6 +808,14 @@ describe('loss of access pauses delivery', () => {
     assert.deepEqual(ids(rx.at(url)), [eventId(e1), eventId(e4)],
       `paused-period events went out (e2 ${eventId(e2)}, e3 ${eventId(e3)})`);
     checkDelivery(s.secret, rx.at(url)[1], { type: CREATED });
+
+    // Nor does a deliberate retry send a paused-period event.
+    const skipped = (await listDeliveries(t.k1, s.id)).find((d) => d.eventId === eventId(e2));
+    assert.equal(skipped.status, 'failed');
+    assert.equal(skipped.attemptCount, 0);
+    assertError(await post(t.k1, `/webhooks/deliveries/${skipped.id}/retry`), 400, 'invalid_request');
+    await sleep(1500);
+    assert.equal(rx.at(url).length, 2, 'a paused-period event went out on a retry');
   });
 });
 
@@ -849,6 +857,60 @@ describe('manual retry', () => {
     assert.deepEqual(done.attempts.map((a) => a.responseStatus), [400, 200]);
     await sleep(1000);
     assert.equal(rx.at(url).length, 2);
+  });
+});
+
+describe('manual retry of a pending delivery', () => {
+  test('sends an attempt now and keeps the automatic schedule', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('manualpending'));
+    // The first answer puts the next automatic attempt an hour away.
+    rx.plan(url, { status: 429, headers: { 'retry-after': '3600' } }, { status: 500 }, { status: 200 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 1, 10000);
+    const waiting = await waitDelivery(t.k1, s.id, (x) => x.attemptCount === 1, 'the first attempt to be recorded');
+    assert.equal(waiting.status, 'pending');
+    assert.ok(Date.parse(waiting.nextAttemptAt) - Date.now() > 3000 * 1000, waiting.nextAttemptAt);
+    const res = await post(t.k1, `/webhooks/deliveries/${waiting.id}/retry`);
+    assert.equal(res.status, 202, res.text);
+    // The retry's 500 is retried on the schedule, and the third succeeds.
+    await rx.waitFor(url, 3, 15000);
+    const done = await waitDelivery(t.k1, s.id, (x) => x.status === 'succeeded', 'the delivery to succeed');
+    assert.deepEqual(done.attempts.map((a) => a.responseStatus), [429, 500, 200]);
+  });
+});
+
+describe('delivery records', () => {
+  test('a page cursor holds to its subscription', async () => {
+    const t = newTenant();
+    const a = await mustCreateSub(t.k1, { url: rx.url(uniq('cura')), eventTypes: [CREATED] });
+    const b = await mustCreateSub(t.k1, { url: rx.url(uniq('curb')), eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await walkIn(t.k1, t.q1);
+    await waitDelivery(t.k1, a.id, (x) => x.status === 'succeeded', 'a delivery of a');
+    const page = await wh('GET', `/webhooks/subscriptions/${a.id}/deliveries?limit=1`, { key: t.k1 });
+    assert.equal(page.status, 200, page.text);
+    const cursor = encodeURIComponent(page.json.nextCursor);
+    assert.equal((await wh('GET', `/webhooks/subscriptions/${a.id}/deliveries?limit=1&cursor=${cursor}`, { key: t.k1 })).status, 200);
+    assertError(await wh('GET', `/webhooks/subscriptions/${b.id}/deliveries?limit=1&cursor=${cursor}`, { key: t.k1 }), 400, 'invalid_cursor');
+  });
+
+  test('purge drops finished records seven days after their last change, and keeps pending ones', async () => {
+    const t = newTenant();
+    const s = await mustCreateSub(t.k1, { url: rx.url(uniq('purge')), eventTypes: [CREATED] });
+    for (let i = 0; i < 3; i += 1) await walkIn(t.k1, t.q1);
+    await waitUntil(async () => (await listDeliveries(t.k1, s.id)).filter((x) => x.status === 'succeeded').length === 3,
+      15000, 'three deliveries to succeed');
+    const [old, pending, recent] = (await listDeliveries(t.k1, s.id)).map((d) => d.id);
+    const eight = Date.now() - 8 * 86400 * 1000;
+    sql(`UPDATE deliveries SET updated_at = ${eight} WHERE id IN ('${old}', '${pending}')`);
+    sql(`UPDATE deliveries SET status = 'pending', next_attempt_at = ${Date.now() + 86400 * 1000} WHERE id = '${pending}'`);
+    const out = ctl('purge');
+    assert.deepEqual(Object.keys(out).sort(), ['deliveryRecords', 'events', 'idempotencyRecords']);
+    assert.ok(out.deliveryRecords >= 1, JSON.stringify(out));
+    const left = (await listDeliveries(t.k1, s.id)).map((d) => d.id);
+    assert.deepEqual(left.sort(), [pending, recent].sort());
   });
 });
 
