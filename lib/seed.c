@@ -43,13 +43,29 @@ add_ref(struct seed *s, const cJSON *o, const char *id, const char *plain,
 	return WL_OK;
 }
 
-/* Resolve a ref (or a literal id) to an id. */
+/* The id of a ref of this fixture whose id has the prefix (an object of
+ * that kind), or NULL. */
 static const char *
-resolve(struct seed *s, const char *ref)
+resolve(struct seed *s, const char *ref, const char *prefix)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->local, ref);
 
-	return cJSON_IsString(v) ? v->valuestring : ref;
+	if (!cJSON_IsString(v) ||
+	    strncmp(v->valuestring, prefix, strlen(prefix)) != 0)
+		return NULL;
+	return v->valuestring;
+}
+
+/* The error for a ref that names nothing of its kind in the fixture. */
+static int
+unknown_ref(struct seed *s, const char *path, const char *name,
+	    const char *ref)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: \"%.60s\" is not the ref of one of "
+		 "the fixture's %s", name, ref, name);
+	return bad(s, path, msg);
 }
 
 static int
@@ -183,6 +199,7 @@ static int
 link_all(struct seed *s, const cJSON *o, const char *name, const char *qid,
 	 enum wl_stmt stmt, const char *path)
 {
+	const char *prefix = strcmp(name, "services") == 0 ? "svc_" : "cf_";
 	const cJSON *a, *it;
 	int pos = 0, rc;
 
@@ -190,12 +207,14 @@ link_all(struct seed *s, const cJSON *o, const char *name, const char *qid,
 		return bad(s, path, "services and customFields must be arrays "
 			   "of refs");
 	cJSON_ArrayForEach(it, a) {
+		const char *id;
 		if (!cJSON_IsString(it))
 			return bad(s, path, "services and customFields must "
 				   "be arrays of refs");
+		if ((id = resolve(s, it->valuestring, prefix)) == NULL)
+			return unknown_ref(s, path, name, it->valuestring);
 		rc = wl_sql_do(s->db, stmt,
-			       SQL_ARGS(SQL_STR(qid),
-					SQL_STR(resolve(s, it->valuestring)),
+			       SQL_ARGS(SQL_STR(qid), SQL_STR(id),
 					SQL_INT(pos++)));
 		if (rc == WL_ERR_CONFLICT)
 			return bad(s, path, "a service or field is listed twice");
@@ -325,20 +344,27 @@ seed_business(struct seed *s, const cJSON *o, const char *tenant,
 	return WL_OK;
 }
 
-/* A JSON array of resolved refs, as the key's restriction text. */
-static char *
-ids_json(struct seed *s, const cJSON *a)
+/* The ids of a key's refs (businesses or queues), as its restriction
+ * text in *out; WL_ERR_INVALID after bad(). */
+static int
+ids_json(struct seed *s, const cJSON *a, const char *name,
+	 const char *prefix, const char *path, char **out)
 {
 	const cJSON *it;
-	cJSON *out = cJSON_CreateArray();
-	char *text;
+	cJSON *ids = cJSON_CreateArray();
+	const char *id;
 
-	cJSON_ArrayForEach(it, a)
-		cJSON_AddItemToArray(out,
-				     cJSON_CreateString(resolve(s, it->valuestring)));
-	text = cJSON_PrintUnformatted(out);
-	cJSON_Delete(out);
-	return text;
+	*out = NULL;
+	cJSON_ArrayForEach(it, a) {
+		if ((id = resolve(s, it->valuestring, prefix)) == NULL) {
+			cJSON_Delete(ids);
+			return unknown_ref(s, path, name, it->valuestring);
+		}
+		cJSON_AddItemToArray(ids, cJSON_CreateString(id));
+	}
+	*out = cJSON_PrintUnformatted(ids);
+	cJSON_Delete(ids);
+	return *out ? WL_OK : WL_ERR_NOMEM;
 }
 
 static int
@@ -376,13 +402,11 @@ seed_key(struct seed *s, const cJSON *o, const struct wl_tenant *t,
 		wl_buf_printf(&csv, "waitlist:read,waitlist:write");
 	cJSON_ArrayForEach(it, scopes)
 		wl_buf_printf(&csv, "%s%s", csv.len ? "," : "", it->valuestring);
-	bj = ids_json(s, biz);
-	qj = ids_json(s, queues);
-	rc = WL_ERR_NOMEM;
-	if (bj && qj)
-		rc = wl_key_insert(s->db, t, csv.p ? csv.p : "", bj, qj, days,
-				   type, id, plain, sizeof(plain), s->err,
-				   s->errsz);
+	if ((rc = ids_json(s, biz, "businesses", "biz_", path, &bj)) ||
+	    (rc = ids_json(s, queues, "queues", "que_", path, &qj)))
+		goto out;
+	rc = wl_key_insert(s->db, t, csv.p ? csv.p : "", bj, qj, days, type,
+			   id, plain, sizeof(plain), s->err, s->errsz);
 	if (rc == WL_ERR_INVALID || rc == WL_ERR_LIMIT) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s", s->err);
@@ -390,6 +414,7 @@ seed_key(struct seed *s, const cJSON *o, const struct wl_tenant *t,
 	}
 	if (rc == WL_OK)
 		rc = add_ref(s, o, id, plain, path);
+out:
 	free(bj);
 	free(qj);
 	wl_buf_free(&csv);

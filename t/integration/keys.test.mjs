@@ -11,6 +11,9 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { api, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
 import {
@@ -190,6 +193,32 @@ test('key create refuses an unknown scope or type with a non-zero exit and creat
     assert.match(r.stderr, /\S/, `no message for ${args.join(' ')}`);
   }
   assert.equal(keyCount(refs.t1), n, 'a key row was written');
+});
+
+test('seed refuses a ref that names nothing of its kind in the fixture, and creates nothing', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
+  const cases = {
+    'a key restricted to an unknown business ref': (t) => { t.keys[0].businesses = ['nope']; },
+    'a key restricted to a line ref given as a business': (t) => { t.keys[0].businesses = ['q1']; },
+    'a key restricted to an unknown line ref': (t) => { t.keys[0].queues = ['b1']; },
+    'a line listing an unknown service ref': (t) => { t.businesses[0].queues[0].services = ['s9']; },
+    'a line listing a service as a custom field': (t) => { t.businesses[0].queues[0].customFields = ['s1']; },
+  };
+  try {
+    for (const [what, change] of Object.entries(cases)) {
+      const f = fixture();
+      change(f.tenants[0]);
+      const file = join(dir, 'fixture.json');
+      writeFileSync(file, JSON.stringify(f));
+      const r = ctlFail('seed', file);
+      assert.notEqual(r.code, 0, `${what}: seeded`);
+      assert.match(r.stderr, /is not the ref of one of the fixture's/, `${what}: ${r.stderr}`);
+      const n = sql(`SELECT COUNT(*) FROM tenants WHERE name = '${f.tenants[0].name}'`)[0][0];
+      assert.equal(n, '0', `${what}: the tenant was written`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 // --------------------------------------------------------- guest allowance
