@@ -1,19 +1,17 @@
 /*
  * Idempotency for every mutating route.  The key is scoped to the API
- * key.  The handler runs in a transaction that ends by inserting the
- * record with the answer, so the mutation, its events and the record
- * commit together.  When the key already has a record, that insert fails
- * on the duplicate key: everything the request did is rolled back and
+ * key.  The mutation's transaction starts by claiming the key (inserting
+ * its record, still without an answer) and ends by writing the answer
+ * into it, so the mutation, its events and the record commit together.
+ * A key whose record has committed fails the claim on the duplicate key:
  * the stored answer is replayed (a different request under the same key
- * is refused).  So a first request, the common case, looks nothing up
- * before it works, and a retry costs one rolled-back run.  When two
- * requests with one key run at once, the second's insert waits for the
- * first's commit, then fails and replays the same way (past the lock wait
- * timeout: idempotency_in_progress).  Results
- * below 500 are stored: a 4xx rolls back whatever the handler did and
- * stores only the answer; 5xx, 429 and 503 store nothing and a retry
- * executes.  Stored answers are sealed (AES-256-GCM): they may hold guest
- * details or a signing secret shown once.
+ * is refused with idempotency_conflict).  A key claimed by a transaction
+ * still running fails the claim at once (no lock wait):
+ * idempotency_in_progress.  Results below 500 are stored: a 4xx rolls
+ * back whatever the handler did and stores only the answer; 5xx, 429 and
+ * 503 store nothing and a retry executes.  Stored answers are sealed
+ * (AES-256-GCM): they may hold guest details or a signing secret shown
+ * once.
  */
 #include "config.h"
 
@@ -109,10 +107,13 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 	return 1;
 }
 
-/* Store the finished answer (status, sealed body); WL_ERR_CONFLICT when
- * the key already has one. */
+/*
+ * Write the finished answer (status, sealed body): stmt STMT_IDEM_ANSWER
+ * into the claimed record, or STMT_IDEM_INSERT as a new record
+ * (WL_ERR_CONFLICT when the key already has one).
+ */
 static int
-store(struct wl_ctx *ctx, const char *hash)
+store(struct wl_ctx *ctx, enum wl_stmt stmt, const char *hash)
 {
 	char *sealed = NULL;
 	int rc;
@@ -121,17 +122,23 @@ store(struct wl_ctx *ctx, const char *hash)
 	    (sealed = wl_seal(ctx->app->secret, ctx->resp->body,
 			      ctx->resp->body_len)) == NULL)
 		return WL_ERR_CRYPTO;
-	rc = wl_sql_do(ctx->app->db, STMT_IDEM_INSERT,
-		       SQL_ARGS(SQL_STR(ctx->key.id),
-				SQL_STR(ctx->http->idempotency_key),
-				SQL_STR(hash), SQL_INT(ctx->resp->status),
-				SQL_STR(sealed), SQL_INT(wl_now_ms())));
+	if (stmt == STMT_IDEM_ANSWER)
+		rc = wl_sql_do(ctx->app->db, stmt,
+			       SQL_ARGS(SQL_INT(ctx->resp->status),
+					SQL_STR(sealed), SQL_STR(ctx->key.id),
+					SQL_STR(ctx->http->idempotency_key)));
+	else
+		rc = wl_sql_do(ctx->app->db, stmt,
+			       SQL_ARGS(SQL_STR(ctx->key.id),
+					SQL_STR(ctx->http->idempotency_key),
+					SQL_STR(hash), SQL_INT(ctx->resp->status),
+					SQL_STR(sealed), SQL_INT(wl_now_ms())));
 	free(sealed);
 	return rc;
 }
 
-/* The transaction: the handler, then the record of its 2xx/3xx answer.
- * Anything else rolls back (WL_ERR_INVALID). */
+/* The transaction: the claim, the handler, then its 2xx/3xx answer into
+ * the record.  Anything else rolls back (WL_ERR_INVALID). */
 static int
 run(struct wl_db *db, void *arg)
 {
@@ -139,13 +146,18 @@ run(struct wl_db *db, void *arg)
 	struct wl_ctx *ctx = s->ctx;
 	int rc;
 
-	(void)db;
+	rc = wl_sql_do(db, STMT_IDEM_CLAIM,
+		       SQL_ARGS(SQL_STR(ctx->key.id),
+				SQL_STR(ctx->http->idempotency_key),
+				SQL_STR(s->hash), SQL_INT(wl_now_ms())));
+	if (rc != WL_OK)
+		return rc;
 	wl_resp_clear_body(ctx->resp); /* status 0: no answer yet */
 	if ((rc = s->handler(ctx)) != WL_OK)
 		return rc;
 	if (ctx->resp->status == 0 || ctx->resp->status >= 400)
 		return WL_ERR_INVALID;
-	return store(ctx, s->hash);
+	return store(ctx, STMT_IDEM_ANSWER, s->hash);
 }
 
 static int
@@ -182,12 +194,12 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 	/* A 4xx: what the handler did is rolled back; store the answer. */
 	if (rc == WL_ERR_INVALID && status >= 400 && status < 500 &&
 	    status != 429)
-		rc = store(ctx, s.hash);
+		rc = store(ctx, STMT_IDEM_INSERT, s.hash);
 	else if (rc == WL_ERR_INVALID)
 		return WL_OK; /* the handler's own 5xx/429 answer stands */
 	if (rc == WL_ERR_CONFLICT) {
-		/* The key has a record: an earlier request's, or one that
-		 * ran at the same time and committed first. */
+		/* The key has a record: an earlier request's, or (for a 4xx
+		 * stored after the rollback) one that committed meanwhile. */
 		wl_resp_clear_body(ctx->resp);
 		if (replay(ctx, s.hash, &rc))
 			return rc;

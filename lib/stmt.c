@@ -240,6 +240,16 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_IDEM_INSERT] =
 	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "
 	"status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    /* The key's claim, first in the mutation's transaction: a claim that
+     * another transaction holds fails at once (lock wait 0: in progress),
+     * a committed record on the duplicate key (a retry). */
+    [STMT_IDEM_CLAIM] =
+	"SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO "
+	"idempotency_keys (key_id, idem_key, request_hash, status, body, "
+	"created_at) VALUES (?, ?, ?, 0, NULL, ?)",
+    [STMT_IDEM_ANSWER] =
+	"UPDATE idempotency_keys SET status = ?, body = ? WHERE key_id = ? "
+	"AND idem_key = ?",
     [STMT_USAGE_BUMP] =
 	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "

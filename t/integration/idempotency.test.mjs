@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, sql, uniq } from './lib.mjs';
+import { api, sleep, sql, sqlSession, uniq } from './lib.mjs';
 import {
   assertError, create, entryCount, events, getEntry, iso, key, mustCreate, nextSlot,
   dayZone, rawHttp, setStatus, setup, write,
@@ -192,6 +192,36 @@ test('20 concurrent identical creations with one key make exactly one entry', as
   assert.equal(events(A.tenantId).length, evBefore + 1);
   assert.equal(created.filter((r) => r.headers.get('idempotency-replayed') !== 'true').length, 1,
     'exactly one response is the original execution');
+});
+
+test('the same key while the first request is still executing is 409 idempotency_in_progress at once', async () => {
+  const k = uniq('idem');
+  const ref = uniq('held');
+  // The first walk-in waits for its line's ticket row, held here.
+  const waiting = () => Number(sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO line_tickets %'")[0][0]);
+  const s = sqlSession();
+  let first;
+  try {
+    await s.run('BEGIN');
+    await s.run(`SELECT issued FROM line_tickets WHERE queue_id = '${A.queueId}' FOR UPDATE`);
+    first = create(A.key, body({ externalReference: ref }), k);
+    for (let i = 0; i < 80 && waiting() === 0; i++) await sleep(25);
+    assert.equal(waiting(), 1, 'the first request waits for the line');
+    const t0 = Date.now();
+    assertError(await create(A.key, body({ externalReference: ref }), k), 409, 'idempotency_in_progress');
+    assertError(await create(A.key, body({ externalReference: uniq('other') }), k), 409, 'idempotency_in_progress');
+    assert.ok(Date.now() - t0 < 2000, `answered after ${Date.now() - t0} ms`);
+    await s.run('COMMIT');
+  } finally {
+    await s.close();
+  }
+  const done = await first;
+  assert.equal(done.status, 201, done.text);
+  const again = await create(A.key, body({ externalReference: ref }), k);
+  assert.equal(again.status, 201, again.text);
+  assert.equal(again.headers.get('idempotency-replayed'), 'true');
+  assert.equal(again.text, done.text);
+  assert.equal(countByRef(ref), 1);
 });
 
 test('concurrent different bodies under one key: one runs, the others are refused', async () => {
