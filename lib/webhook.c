@@ -416,25 +416,53 @@ sub_item(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r,
 					       : NULL;
 }
 
-/* GET /webhooks/subscriptions */
+/* Subscriptions read per page of GET /webhooks/subscriptions: a tenant
+ * has few (limits.webhookSubscriptions). */
+#define SUB_SCAN 1000
+
+/* GET /webhooks/subscriptions: the page holds the subscriptions the key's
+ * restrictions cover, read past those they do not (no empty pages). */
 int
 wl_h_sub_list(struct wl_ctx *ctx)
 {
 	struct wl_rows *rows = NULL;
 	char pos[WL_ID_MAX * 2];
-	int limit, rc;
+	const char *next = NULL;
+	cJSON *root, *a, *item;
+	int limit, rc, n = 0;
+	size_t r;
 
 	if (wl_page_params(ctx, "", &limit, pos, sizeof(pos)) < 0)
 		return WL_OK;
 	rc = wl_sql_exec(ctx->app->db, STMT_SUB_PAGE,
 			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(pos),
-				  SQL_INT(limit + 1)),
+				  SQL_INT(SUB_SCAN)),
 			 &rows, NULL);
-	if (rc == WL_OK)
-		rc = wl_page_reply(ctx, rows, limit, "subscriptions", "", -1,
-				   S_ID, sub_item, NULL);
+	if (rc != WL_OK)
+		return rc;
+	root = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(root, "subscriptions");
+	for (r = 0; r < rows->nrows; r++) {
+		if ((item = sub_item(ctx, rows, r, NULL)) == NULL)
+			continue;
+		if (n == limit) { /* one more: the page ends before it */
+			cJSON_Delete(item);
+			next = wl_rows_str(rows, r - 1, S_ID);
+			break;
+		}
+		cJSON_AddItemToArray(a, item);
+		n++;
+	}
+	/* A full scan without a page's worth: go on from its last row. */
+	if (next == NULL && rows->nrows == SUB_SCAN)
+		next = wl_rows_str(rows, rows->nrows - 1, S_ID);
+	rc = wl_page_next(ctx, root, "", next);
 	wl_rows_free(rows);
-	return rc;
+	if (rc != WL_OK) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	return wl_reply_json(ctx, 200, root);
 }
 
 /* GET /webhooks/subscriptions/{id} */

@@ -235,6 +235,28 @@ describe('subscription API', () => {
     assertError(await post(t.k1, `/webhooks/subscriptions/${foreign.id}/rotate-secret`), 404, 'not_found');
   });
 
+  test('a restricted key\'s pages hold only what it sees and are never empty before the end', async () => {
+    const t = newTenantTwoBusinesses();
+    const kB1 = makeKey(t.t1, ALL_SCOPES, { businesses: [t.b1] }).key;
+    const url = rx.url(uniq('restrpage'));
+    const seen = [];
+    for (let i = 0; i < 2; i += 1) {
+      await mustCreateSub(t.k1, { url, eventTypes: [CREATED] }); // tenant-wide: not kB1's
+      seen.push((await mustCreateSub(kB1, { url, eventTypes: [CREATED] })).id);
+    }
+    await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    const pages = [];
+    let cursor = null;
+    do {
+      const q = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const res = await wh('GET', `/webhooks/subscriptions?limit=1${q}`, { key: kB1 });
+      assert.equal(res.status, 200, res.text);
+      pages.push(res.json.subscriptions.map((x) => x.id));
+      cursor = res.json.nextCursor;
+    } while (cursor && pages.length < 10);
+    assert.deepEqual(pages, seen.map((id) => [id]));
+  });
+
   test('a line filter outside a business-restricted key\'s businesses is 403 resource_forbidden', async () => {
     // Like GET /events?queueId= (DECISIONS "Errors": a list filtered to a
     // line outside the restrictions is 403 resource_forbidden).
