@@ -224,12 +224,14 @@ access_ok(const struct wl_rows *rows, size_t r, int64_t now)
 	return ok;
 }
 
+/* Fail a claimed delivery without sending it; skipped when its
+ * subscription is no longer active (see STMT_DELIVERY_FAIL_PENDING). */
 static int
-fail_one(struct wl_app *app, const char *owner, const char *id)
+fail_one(struct wl_app *app, const char *owner, const char *id, int skipped)
 {
 	return wl_sql_do(app->db, STMT_DELIVERY_FAIL,
-			 SQL_ARGS(SQL_INT(wl_now_ms()), SQL_STR(id),
-				  SQL_STR(owner)));
+			 SQL_ARGS(SQL_INT(skipped), SQL_INT(wl_now_ms()),
+				  SQL_STR(id), SQL_STR(owner)));
 }
 
 /* Fill s from claimed row r: body, signed headers.  0, or -1 when the
@@ -341,14 +343,14 @@ wl_deliver_claim(struct wl_app *app, const char *owner, unsigned max,
 		const char *id = wl_rows_str(rows, r, C_ID);
 		const char *status = wl_rows_str(rows, r, C_STATUS);
 		if (status == NULL || strcmp(status, "active") != 0)
-			rc = fail_one(app, owner, id); /* or gone */
+			rc = fail_one(app, owner, id, 1); /* or gone */
 		else if (!access_ok(rows, r, now))
 			rc = pause_sub(app, wl_rows_str(rows, r, C_SUB),
 				       "access_lost");
 		else if (prepare(app, rows, r, now, &v[*n]) < 0) {
 			wl_sends_free(&v[*n], 1);
 			memset(&v[*n], 0, sizeof(v[*n]));
-			rc = fail_one(app, owner, id);
+			rc = fail_one(app, owner, id, 0);
 		} else
 			(*n)++;
 	}

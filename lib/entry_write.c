@@ -530,17 +530,23 @@ edit_parse(struct wl_ctx *ctx, struct edit *ed)
 	return 0;
 }
 
+/* Are the two service ids (either NULL) the same? */
+static int
+same_service(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 /*
- * A booking's interval lasts its service (else the line's slot): with a
- * new service it ends at its new length, and while it holds a place a
- * longer interval must still fit the line's capacity.  Returns 0 (with
- * ed->end), -1 after a 4xx reply, or a wl_err.
+ * Check a new or removed service against the line: attached and active,
+ * or not required.  A booking's interval lasts its service (else the
+ * line's slot), so a booking given another one ends at its new length
+ * (ed->end).  Returns 0, -1 after a 400 reply, or a wl_err.
  */
 static int
 edit_service(struct wl_ctx *ctx, const struct wl_rows *e, struct edit *ed)
 {
 	const char *queue = wl_rows_str(e, 0, L_QUEUE);
-	int64_t at = wl_rows_int(e, 0, L_SCHEDULED);
 	struct wl_queue q;
 	long long minutes = 0;
 	int rc;
@@ -548,20 +554,46 @@ edit_service(struct wl_ctx *ctx, const struct wl_rows *e, struct edit *ed)
 	if (ed->svc && (rc = wl_service_check(ctx, queue, ed->svc, &minutes)))
 		return rc;
 	if ((rc = wl_queue_load(ctx, queue, &q)) <= 0)
-		return rc < 0 ? -rc : WL_ERR_DB;
+		return rc < 0 ? -rc : WL_ERR_NOTFOUND;
 	rc = 0;
 	if (ed->svc == NULL && q.service_required) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "serviceTypeId is required on this line");
 		rc = -1;
-	} else if (wl_rows_int(e, 0, L_IS_BOOKING)) {
-		ed->end = at + (ed->svc ? minutes : q.slot_minutes) * MIN_MS;
-		if (ed->end > wl_rows_int(e, 0, L_END) &&
-		    wl_status_active(
-			wl_status_parse(wl_rows_str(e, 0, L_STATUS))))
-			rc = wl_booking_capacity(ctx, &q, at, ed->end,
-						 wl_rows_str(e, 0, L_ID));
-	}
+	} else if (wl_rows_int(e, 0, L_IS_BOOKING) &&
+		   !same_service(ed->svc, wl_rows_str(e, 0, L_SERVICE)))
+		ed->end = wl_rows_int(e, 0, L_SCHEDULED) +
+			  (ed->svc ? minutes : q.slot_minutes) * MIN_MS;
+	wl_queue_clear(&q);
+	return rc;
+}
+
+/*
+ * A booking that holds a place and grows longer must still fit: inside
+ * its day's bookingHours and the line's capacity.  Returns 0, -1 after a
+ * 409 reply, or a wl_err.
+ */
+static int
+edit_fit(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed)
+{
+	int64_t at = wl_rows_int(e, 0, L_SCHEDULED);
+	struct wl_booking_window w;
+	struct wl_queue q;
+	int rc;
+
+	if (ed->end <= wl_rows_int(e, 0, L_END) ||
+	    !wl_status_active(wl_status_parse(wl_rows_str(e, 0, L_STATUS))))
+		return 0;
+	if ((rc = wl_queue_load(ctx, wl_rows_str(e, 0, L_QUEUE), &q)) <= 0)
+		return rc < 0 ? -rc : WL_ERR_NOTFOUND;
+	if (wl_booking_window(&q, at, &w) < 0 || ed->end > w.close) {
+		wl_reply_error(ctx, WL_C_BOOKING_UNAVAILABLE,
+			       "the booking would run past its day's booking "
+			       "hours with that service");
+		rc = -1;
+	} else
+		rc = wl_booking_capacity(ctx, &q, at, ed->end,
+					 wl_rows_str(e, 0, L_ID));
 	wl_queue_clear(&q);
 	return rc;
 }
@@ -648,7 +680,7 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 
 /* PATCH /waitlist/entries/{entryId}: checks in order: the body (400),
  * the entry (404), its version (409), not terminal (400), the fields
- * against the line (400). */
+ * against the line (400), a booking's new length (409). */
 int
 wl_h_entry_edit(struct wl_ctx *ctx)
 {
@@ -671,7 +703,7 @@ wl_h_entry_edit(struct wl_ctx *ctx)
 				  ed.patch);
 	if (rc == 0 && (custom_text = cJSON_PrintUnformatted(custom)) == NULL)
 		rc = WL_ERR_NOMEM;
-	if (rc == 0)
+	if (rc == 0 && (rc = edit_fit(ctx, e, &ed)) == 0)
 		rc = edit_write(ctx, e, &ed, custom_text);
 out:
 	free(custom_text);

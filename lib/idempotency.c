@@ -24,6 +24,7 @@ struct idem {
 	struct wl_ctx *ctx;
 	wl_handler handler;
 	char hash[65];
+	int claimed; /* the key's claim went through (else: in progress) */
 };
 
 static void
@@ -146,12 +147,14 @@ run(struct wl_db *db, void *arg)
 	struct wl_ctx *ctx = s->ctx;
 	int rc;
 
+	s->claimed = 0;
 	rc = wl_sql_do(db, STMT_IDEM_CLAIM,
 		       SQL_ARGS(SQL_STR(ctx->key.id),
 				SQL_STR(ctx->http->idempotency_key),
 				SQL_STR(s->hash), SQL_INT(wl_now_ms())));
 	if (rc != WL_OK)
 		return rc;
+	s->claimed = 1;
 	wl_resp_clear_body(ctx->resp); /* status 0: no answer yet */
 	if ((rc = s->handler(ctx)) != WL_OK)
 		return rc;
@@ -177,7 +180,7 @@ in_progress(struct wl_ctx *ctx)
 int
 wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 {
-	struct idem s = {ctx, handler, ""};
+	struct idem s = {ctx, handler, "", 0};
 	int rc, status;
 
 	if (ctx->http->idempotency_key == NULL ||
@@ -191,11 +194,17 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 	request_hash(ctx, s.hash);
 	rc = wl_db_txn(ctx->app->db, run, &s);
 	status = ctx->resp->status;
-	/* A 4xx: what the handler did is rolled back; store the answer. */
+	/* The claim waited for nothing: another request holds the key.  (A
+	 * lock wait of the handler's own is a 503, as anywhere.) */
+	if (rc == WL_ERR_BUSY && !s.claimed)
+		return in_progress(ctx);
+	/* A 4xx: what the handler did is rolled back; store the answer
+	 * (unless another request with the key has claimed it meanwhile). */
 	if (rc == WL_ERR_INVALID && status >= 400 && status < 500 &&
-	    status != 429)
-		rc = store(ctx, STMT_IDEM_INSERT, s.hash);
-	else if (rc == WL_ERR_INVALID)
+	    status != 429) {
+		if ((rc = store(ctx, STMT_IDEM_INSERT, s.hash)) == WL_ERR_BUSY)
+			return in_progress(ctx);
+	} else if (rc == WL_ERR_INVALID)
 		return WL_OK; /* the handler's own 5xx/429 answer stands */
 	if (rc == WL_ERR_CONFLICT) {
 		/* The key has a record: an earlier request's, or (for a 4xx
@@ -205,7 +214,5 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 			return rc;
 		return in_progress(ctx);
 	}
-	if (rc == WL_ERR_BUSY)
-		return in_progress(ctx);
 	return rc;
 }

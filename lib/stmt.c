@@ -380,9 +380,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_SUB_SET_STATUS] =
 	"UPDATE webhook_subscriptions SET status = ?, status_reason = ?, "
 	"updated_at = ? WHERE id = ? AND status = 'active'",
+    /* The subscription's pending deliveries, never to be sent (paused,
+     * disabled or resumed past them): skipped. */
     [STMT_DELIVERY_FAIL_PENDING] =
-	"UPDATE deliveries SET status = 'failed', lease_owner = NULL, "
-	"lease_until = 0, updated_at = ? WHERE subscription_id = ? AND "
+	"UPDATE deliveries SET status = 'failed', skipped = 1, lease_owner = "
+	"NULL, lease_until = 0, updated_at = ? WHERE subscription_id = ? AND "
 	"status = 'pending'",
     [STMT_DELIVERY_PAGE] =
 	"SELECT " DLV_COLS " FROM deliveries d WHERE d.subscription_id = ? "
@@ -392,14 +394,17 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT " DLV_COLS " FROM deliveries d WHERE d.subscription_id = ? "
 	"AND d.status = ? AND (d.created_at > ? OR (d.created_at = ? AND "
 	"d.id > ?)) ORDER BY d.created_at, d.id LIMIT ?",
-    [STMT_DELIVERY_GET] = "SELECT " DLV_COLS ", d.tenant_id FROM deliveries "
-			  "d WHERE d.id = ?",
+    [STMT_DELIVERY_GET] = "SELECT " DLV_COLS ", d.tenant_id, d.skipped FROM "
+			  "deliveries d WHERE d.id = ?",
+    /* One more attempt now: of a pending delivery within its schedule,
+     * of any other a single attempt (manual_retry is set before status
+     * changes).  Not of a skipped one, nor while an attempt is in flight
+     * (its lease is live). */
     [STMT_DELIVERY_RETRY] =
-	/* Of a failed delivery, one attempt; a pending one keeps its
-	 * schedule (manual_retry is set before status changes). */
-	"UPDATE deliveries SET manual_retry = (manual_retry = 1 OR status = "
-	"'failed'), status = 'pending', next_attempt_at = ?, lease_owner = "
-	"NULL, lease_until = 0, updated_at = ? WHERE id = ?",
+	"UPDATE deliveries SET manual_retry = (manual_retry = 1 OR status <> "
+	"'pending'), status = 'pending', next_attempt_at = ?, lease_owner = "
+	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND skipped = 0 "
+	"AND lease_until < ?",
     [STMT_FANOUT_SUBS] =
 	"SELECT s.id, s.tenant_id, s.fanout_seq, s.event_types, "
 	"s.business_ids, s.queue_ids FROM webhook_subscriptions s JOIN "
@@ -456,8 +461,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_RELEASE] = "UPDATE deliveries SET lease_owner = NULL, lease_until "
 		     "= 0 WHERE id = ? AND lease_owner = ?",
     [STMT_DELIVERY_FAIL] =
-	"UPDATE deliveries SET status = 'failed', lease_owner = NULL, "
-	"lease_until = 0, updated_at = ? WHERE id = ? AND lease_owner = ?",
+	"UPDATE deliveries SET status = 'failed', skipped = ?, lease_owner = "
+	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND lease_owner = "
+	"?",
     [STMT_SUB_DISABLE] =
 	"UPDATE webhook_subscriptions SET status = 'disabled', status_reason "
 	"= 'endpoint_gone', updated_at = ? WHERE id = ?",

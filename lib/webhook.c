@@ -16,7 +16,7 @@
 enum { S_ID, S_URL, S_TYPES, S_BIZ, S_QUEUES, S_DESC, S_STATUS, S_REASON,
        S_CREATED, S_UPDATED, S_KEY };
 enum { D_ID, D_SUB, D_EVENT, D_TYPE, D_STATUS, D_COUNT, D_NEXT, D_LAST,
-       D_ATTEMPTS, D_CREATED, D_TENANT };
+       D_ATTEMPTS, D_CREATED, D_TENANT, D_SKIPPED };
 
 static int
 subset(char *const *a, size_t na, char *const *b, size_t nb)
@@ -626,12 +626,14 @@ wl_h_delivery_list(struct wl_ctx *ctx)
 }
 
 /* POST /webhooks/deliveries/{deliveryId}/retry: one more attempt now,
- * with a new timestamp and the same webhook-id. */
+ * with a new timestamp and the same webhook-id (an attempt in flight is
+ * that attempt). */
 int
 wl_h_delivery_retry(struct wl_ctx *ctx)
 {
 	struct wl_rows *d = NULL, *sub = NULL;
 	const char *id = ctx->param[0];
+	unsigned long long changed = 0;
 	int64_t now = wl_now_ms();
 	cJSON *root;
 	int rc;
@@ -646,40 +648,41 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 		return wl_reply_error(ctx, WL_C_NOT_FOUND,
 				      "delivery not found");
 	}
-	if ((rc = sub_load(ctx, wl_rows_str(d, 0, D_SUB), &sub)) != 0) {
-		wl_rows_free(d);
+	rc = sub_load(ctx, wl_rows_str(d, 0, D_SUB), &sub);
+	wl_rows_free(d);
+	if (rc != 0) {
 		if (rc < 0) /* hide the delivery like its subscription */
 			wl_reply_error(ctx, WL_C_NOT_FOUND,
 				       "delivery not found");
 		return rc < 0 ? WL_OK : rc;
 	}
-	if (strcmp(wl_rows_str(sub, 0, S_STATUS), "active") != 0) {
-		wl_rows_free(d);
-		wl_rows_free(sub);
+	rc = strcmp(wl_rows_str(sub, 0, S_STATUS), "active");
+	wl_rows_free(sub);
+	if (rc != 0)
 		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
 				      "the subscription is not active; resume "
 				      "it first");
-	}
-	wl_rows_free(sub);
-	/* Failed without an attempt: its event came while the subscription
-	 * was paused, and such events never go out (resume skips them). */
-	rc = strcmp(wl_rows_str(d, 0, D_STATUS), "failed") == 0 &&
-	     wl_rows_int(d, 0, D_COUNT) == 0;
-	wl_rows_free(d);
-	if (rc)
-		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
-				      "this delivery's event came while the "
-				      "subscription was paused; it is never "
-				      "delivered");
-	rc = wl_sql_do(ctx->app->db, STMT_DELIVERY_RETRY,
-		       SQL_ARGS(SQL_INT(now), SQL_INT(now), SQL_STR(id)));
+	rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_RETRY,
+			 SQL_ARGS(SQL_INT(now), SQL_INT(now), SQL_STR(id),
+				  SQL_INT(now)),
+			 NULL, &changed);
 	if (rc == WL_OK)
 		rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_GET,
 				 SQL_ARGS(SQL_STR(id)), &d, NULL);
 	if (rc != WL_OK)
 		return rc;
-	root = cJSON_CreateObject();
-	cJSON_AddItemToObject(root, "delivery", delivery_json(d, 0));
+	if (d->nrows == 0) /* deleted meanwhile, with its subscription */
+		rc = wl_reply_error(ctx, WL_C_NOT_FOUND, "delivery not found");
+	else if (changed == 0 && wl_rows_int(d, 0, D_SKIPPED))
+		rc = wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+				    "this delivery's event came while the "
+				    "subscription was paused; it is never "
+				    "delivered");
+	else {
+		root = cJSON_CreateObject();
+		cJSON_AddItemToObject(root, "delivery", delivery_json(d, 0));
+		rc = wl_reply_json(ctx, 202, root);
+	}
 	wl_rows_free(d);
-	return wl_reply_json(ctx, 202, root);
+	return rc;
 }

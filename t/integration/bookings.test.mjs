@@ -448,6 +448,10 @@ test('a booking\'s new service sets its length; a longer one must fit the capaci
   assert.equal(shorter.status, 200, shorter.text);
   assert.equal(end(a.id), t + SLOT_MS);
   await mustCreate(A.key, booking(A.qOne5, t + SLOT_MS));
+  // Past the end of the day's booking hours (24:00) it does not fit either.
+  const last = await mustCreate(A.key, booking(A.queueId, localTodayAt(ZONE, 23, 45)));
+  assertError(await write('PATCH', `/waitlist/entries/${last.id}`, A.key, { expectedVersion: 1, serviceTypeId: A.s1 }), 409, 'booking_unavailable');
+  assert.deepEqual(await getEntry(A.key, last.id), last);
 });
 
 test('booking events are contiguous and carry no guest values', async () => {

@@ -903,6 +903,41 @@ describe('manual retry of a pending delivery', () => {
   });
 });
 
+describe('manual retry of a succeeded or an in-flight delivery', () => {
+  test('a succeeded delivery gets one attempt, not a new schedule', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('againok'));
+    rx.plan(url, { status: 200 }, { status: 500 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    const ok = await waitDelivery(t.k1, s.id, (x) => x.status === 'succeeded', 'the delivery to succeed');
+    const res = await post(t.k1, `/webhooks/deliveries/${ok.id}/retry`);
+    assert.equal(res.status, 202, res.text);
+    const failed = await waitDelivery(t.k1, s.id, (x) => x.status === 'failed', 'the retry to fail');
+    assert.deepEqual(failed.attempts.map((a) => a.responseStatus), [200, 500]);
+    assert.equal(failed.nextAttemptAt, null);
+    await sleep(3000); // past the stack's first backoff
+    assert.equal(rx.at(url).length, 2, 'the failed retry was retried');
+  });
+
+  test('a retry while an attempt is in flight is that attempt: nothing is sent twice or lost', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('inflight'));
+    rx.plan(url, { status: 200, delayMs: 2500 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 1, 10000); // arrived, not yet answered
+    const [d] = await listDeliveries(t.k1, s.id);
+    const res = await post(t.k1, `/webhooks/deliveries/${d.id}/retry`);
+    assert.equal(res.status, 202, res.text);
+    assert.equal(res.json.delivery.status, 'pending');
+    const done = await waitDelivery(t.k1, s.id, (x) => x.status === 'succeeded', 'the attempt in flight to be recorded');
+    assert.equal(done.attemptCount, 1);
+    await sleep(1500);
+    assert.equal(rx.at(url).length, 1, 'sent twice');
+  });
+});
+
 describe('delivery records', () => {
   test('a page cursor holds to its subscription', async () => {
     const t = newTenant();
@@ -910,9 +945,10 @@ describe('delivery records', () => {
     const b = await mustCreateSub(t.k1, { url: rx.url(uniq('curb')), eventTypes: [CREATED] });
     await walkIn(t.k1, t.q1);
     await walkIn(t.k1, t.q1);
-    await waitDelivery(t.k1, a.id, (x) => x.status === 'succeeded', 'a delivery of a');
+    await waitUntil(async () => (await listDeliveries(t.k1, a.id)).length === 2, 15000, 'two deliveries of a');
     const page = await wh('GET', `/webhooks/subscriptions/${a.id}/deliveries?limit=1`, { key: t.k1 });
     assert.equal(page.status, 200, page.text);
+    assert.equal(typeof page.json.nextCursor, 'string', page.text);
     const cursor = encodeURIComponent(page.json.nextCursor);
     assert.equal((await wh('GET', `/webhooks/subscriptions/${a.id}/deliveries?limit=1&cursor=${cursor}`, { key: t.k1 })).status, 200);
     assertError(await wh('GET', `/webhooks/subscriptions/${b.id}/deliveries?limit=1&cursor=${cursor}`, { key: t.k1 }), 400, 'invalid_cursor');
