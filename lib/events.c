@@ -183,18 +183,18 @@ wl_h_events(struct wl_ctx *ctx)
 	return wl_reply_json(ctx, 200, root);
 }
 
-/* Run a purging DELETE (STMT_PURGE_*, one bound time, a LIMIT) until it
- * deletes nothing; *count adds what it deleted. */
+/* Run a purging DELETE (STMT_PURGE_*, with a LIMIT) until it deletes
+ * nothing; *count adds what it deleted. */
 static int
-purge_batches(struct wl_db *db, enum wl_stmt stmt, int64_t before,
-	      long long *count)
+purge_batches(struct wl_db *db, enum wl_stmt stmt,
+	      const struct wl_sqlval *args, size_t nargs, long long *count)
 {
 	unsigned long long n;
 	int rc;
 
 	do {
 		n = 0;
-		rc = wl_sql_exec(db, stmt, SQL_ARGS(SQL_INT(before)), NULL, &n);
+		rc = wl_sql_exec(db, stmt, args, nargs, NULL, &n);
 		*count += (long long)n;
 	} while (rc == WL_OK && n > 0);
 	return rc;
@@ -211,7 +211,6 @@ int
 wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 {
 	struct wl_rows *rows = NULL;
-	unsigned long long n;
 	size_t r;
 	int rc;
 
@@ -224,23 +223,22 @@ wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 		long long upto = wl_rows_int(rows, r, 1);
 		rc = wl_sql_do(db, STMT_PURGE_MARK,
 			       SQL_ARGS(SQL_INT(upto), SQL_STR(tenant)));
-		do {
-			n = 0;
-			if (rc == WL_OK)
-				rc = wl_sql_exec(db, STMT_PURGE_EVENTS,
-						 SQL_ARGS(SQL_STR(tenant),
-							  SQL_INT(upto)),
-						 NULL, &n);
-			p->events += (long long)n;
-		} while (rc == WL_OK && n > 0);
+		if (rc == WL_OK)
+			rc = purge_batches(db, STMT_PURGE_EVENTS,
+					   SQL_ARGS(SQL_STR(tenant),
+						    SQL_INT(upto)),
+					   &p->events);
 	}
 	wl_rows_free(rows);
 	if (rc == WL_OK)
 		rc = purge_batches(db, STMT_PURGE_IDEMPOTENCY,
-				   now - WL_IDEMPOTENCY_KEEP_MS,
+				   SQL_ARGS(SQL_INT(now -
+						    WL_IDEMPOTENCY_KEEP_MS)),
 				   &p->idempotency);
 	if (rc == WL_OK)
 		rc = purge_batches(db, STMT_PURGE_DELIVERIES,
-				   now - WL_EVENT_RETENTION_MS, &p->deliveries);
+				   SQL_ARGS(SQL_INT(now -
+						    WL_EVENT_RETENTION_MS)),
+				   &p->deliveries);
 	return rc;
 }
