@@ -46,6 +46,15 @@ wl_tail() {
 	tail -n 30 "$1" >&2 2>/dev/null || true
 }
 
+# wl_failing_tests FILE: the summary of failed tests in FILE, the output of
+# node's spec reporter; printed last on failure, where a short tail of the
+# output shows it.
+wl_failing_tests() {
+	grep -q "failing tests:" "$1" 2>/dev/null || return 0
+	echo "--- the failing tests:" >&2
+	sed -n '/failing tests:/,$p' "$1" | head -n 80 >&2
+}
+
 wl_var_dirs() {
 	mkdir -p "$WL_VAR/log" "$WL_VAR/run" "$WL_VAR/nginx/tmp"
 }

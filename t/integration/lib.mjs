@@ -68,7 +68,8 @@ export async function api(method, path, { key, body, rawBody, headers = {}, idem
   if (key) h.set('authorization', `Bearer ${key}`);
   if (idempotencyKey) h.set('idempotency-key', idempotencyKey);
   const url = /^https?:\/\//.test(path) ? path : BASE + path;
-  const res = await fetch(url, { method, headers: h, body: payload });
+  // No answer within a minute is a failure, never a run that hangs.
+  const res = await fetch(url, { method, headers: h, body: payload, signal: AbortSignal.timeout(60000) });
   const text = await res.text();
   let json = null;
   try {
