@@ -369,10 +369,16 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_SUB_DELETE] = "DELETE FROM webhook_subscriptions WHERE id = ?",
     [STMT_SUB_DELETE_DELIVERIES] =
 	"DELETE FROM deliveries WHERE subscription_id = ?",
+    /* A paused or disabled subscription comes back from the newest event
+     * on; an active one is only bound to the calling key (its pending
+     * deliveries and the events not yet fanned out stay its own). */
     [STMT_SUB_RESUME] =
 	"UPDATE webhook_subscriptions SET status = 'active', status_reason "
 	"= NULL, key_id = ?, high_water_seq = ?, fanout_seq = ?, updated_at "
-	"= ? WHERE id = ?",
+	"= ? WHERE id = ? AND status <> 'active'",
+    [STMT_SUB_REBIND] =
+	"UPDATE webhook_subscriptions SET key_id = ?, updated_at = ? WHERE id "
+	"= ? AND status = 'active'",
     [STMT_SUB_ROTATE] =
 	"UPDATE webhook_subscriptions SET previous_secret_enc = secret_enc, "
 	"previous_secret_until = ?, secret_enc = ?, updated_at = ? WHERE id "

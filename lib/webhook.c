@@ -499,9 +499,10 @@ wl_h_sub_delete(struct wl_ctx *ctx)
 }
 
 /*
- * POST /webhooks/subscriptions/{id}/resume: bind to the calling key, and
- * move the high-water mark to the newest event so that nothing of the
- * paused period goes out.
+ * POST /webhooks/subscriptions/{id}/resume: bind to the calling key.  A
+ * paused or disabled subscription also moves its high-water mark to the
+ * newest event, so that nothing of the paused period goes out; an active
+ * one keeps its pending deliveries and its place in the feed.
  */
 int
 wl_h_sub_resume(struct wl_ctx *ctx)
@@ -509,6 +510,7 @@ wl_h_sub_resume(struct wl_ctx *ctx)
 	struct wl_rows *rows = NULL;
 	const char *id = ctx->param[0];
 	int64_t now = wl_now_ms();
+	unsigned long long resumed = 0;
 	long long seq;
 	int rc;
 
@@ -519,12 +521,17 @@ wl_h_sub_resume(struct wl_ctx *ctx)
 		return rc < 0 ? WL_OK : rc;
 	if ((rc = lock_seq(ctx, &seq)) != WL_OK)
 		return rc;
-	rc = wl_sql_do(ctx->app->db, STMT_SUB_RESUME,
-		       SQL_ARGS(SQL_STR(ctx->key.id), SQL_INT(seq),
-				SQL_INT(seq), SQL_INT(now), SQL_STR(id)));
-	if (rc == WL_OK)
+	rc = wl_sql_exec(ctx->app->db, STMT_SUB_RESUME,
+			 SQL_ARGS(SQL_STR(ctx->key.id), SQL_INT(seq),
+				  SQL_INT(seq), SQL_INT(now), SQL_STR(id)),
+			 NULL, &resumed);
+	if (rc == WL_OK && resumed)
 		rc = wl_sql_do(ctx->app->db, STMT_DELIVERY_FAIL_PENDING,
 			       SQL_ARGS(SQL_INT(now), SQL_STR(id)));
+	else if (rc == WL_OK)
+		rc = wl_sql_do(ctx->app->db, STMT_SUB_REBIND,
+			       SQL_ARGS(SQL_STR(ctx->key.id), SQL_INT(now),
+					SQL_STR(id)));
 	return rc == WL_OK ? sub_reply(ctx, id, 200, NULL) : rc;
 }
 

@@ -780,6 +780,39 @@ describe('loss of access pauses delivery', () => {
     assert.equal(rx.at(url).length, 1, 'sent after access came back without a resume');
   });
 
+  test('resuming an active subscription only rebinds it: its pending retry stays due and goes out', async () => {
+    const t = newTenant();
+    const first = makeKey(t.t1, ALL_SCOPES);
+    const second = makeKey(t.t1, ALL_SCOPES);
+    const url = rx.url(uniq('resumeactive'));
+    // Retry-After keeps the retry 3 s away while the resume is made.
+    rx.plan(url, { status: 500, headers: { 'retry-after': '3' } }, { status: 200 });
+    rx.setDefault(url, { status: 200 });
+    const s = await mustCreateSub(first.key, { url, eventTypes: [CREATED] });
+    const e1 = await walkIn(t.k1, t.q1);
+    const d = await waitDelivery(t.k1, s.id, (x) => x.attemptCount === 1, 'the first attempt to be recorded');
+    assert.equal(d.status, 'pending');
+
+    const res = await post(second.key, `/webhooks/subscriptions/${s.id}/resume`);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json.subscription.status, 'active');
+    const still = (await listDeliveries(t.k1, s.id)).find((x) => x.id === d.id);
+    assert.equal(still.status, 'pending', 'the resume gave up a pending delivery');
+    assert.equal(still.attemptCount, 1);
+
+    const [r1, r2] = await rx.waitFor(url, 2, 15000);
+    assert.equal(r2.headers['webhook-id'], r1.headers['webhook-id']);
+    assert.equal(r1.headers['webhook-id'], eventId(e1));
+    await waitDelivery(t.k1, s.id, (x) => x.id === d.id && x.status === 'succeeded', 'the retry to succeed');
+
+    // Bound to the second key now: revoking the first pauses nothing.
+    ctl('key', 'revoke', first.id);
+    const e2 = await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 3, 10000);
+    assert.equal(rx.at(url)[2].headers['webhook-id'], eventId(e2));
+    assert.equal((await getSub(t.k1, s.id)).status, 'active');
+  });
+
   test('resume needs a key whose scopes and restrictions cover the subscription', async () => {
     const t = newTenantTwoBusinesses();
     const bound = makeKey(t.t1, ALL_SCOPES);
