@@ -26,7 +26,8 @@ static const char usage_text[] =
     "             [--email-verified on|off] [--billing on|off]\n"
     "             [--guest-allowance N] [--limit NAME=N ...]\n"
     "  purge\n"
-    "  config check\n";
+    "  config check\n"
+    "  help, --help, -h\n";
 
 static void
 usage(const char *why)
@@ -215,6 +216,13 @@ main(int argc, char *argv[])
 	}
 	if (i >= argc)
 		usage(NULL);
+	/* Help needs no configuration and is no error. */
+	if (argc == i + 1 && (strcmp(argv[i], "--help") == 0 ||
+			      strcmp(argv[i], "-h") == 0 ||
+			      strcmp(argv[i], "help") == 0)) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	if (config == NULL)
 		config = tree_config(treebuf, sizeof(treebuf));
 	if ((cfg = wl_config_load(config, err, sizeof(err))) == NULL) {

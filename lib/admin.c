@@ -255,6 +255,35 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 				  SQL_INT(now), SQL_INT(now + days * DAY_MS)));
 }
 
+/* Every id of the comma list csv is one of the tenant's (stmt: its
+ * businesses or its lines); else err names the first that is not. */
+static int
+owned_ids(struct wl_db *db, enum wl_stmt stmt, const char *what,
+	  const char *tenant, const char *csv, char *err, size_t errsz)
+{
+	struct wl_rows *rows = NULL;
+	char **v = NULL;
+	size_t n = 0, i;
+	int rc = WL_OK;
+
+	if (wl_split_list(csv ? csv : "", &v, &n) < 0)
+		return WL_ERR_NOMEM;
+	for (i = 0; rc == WL_OK && i < n; i++) {
+		rc = wl_sql_exec(db, stmt,
+				 SQL_ARGS(SQL_STR(v[i]), SQL_STR(tenant)),
+				 &rows, NULL);
+		if (rc == WL_OK && rows->nrows == 0) {
+			snprintf(err, errsz, "%s %.100s is not one of tenant "
+				 "%s's", what, v[i], tenant);
+			rc = WL_ERR_INVALID;
+		}
+		wl_rows_free(rows);
+		rows = NULL;
+	}
+	wl_strv_free(v, n);
+	return rc;
+}
+
 struct key_create {
 	struct wl_app *app;
 	const struct wl_key_spec *spec;
@@ -278,10 +307,15 @@ key_create_txn(struct wl_db *db, void *arg)
 	    (rc = load_tenant(k->app, k->spec->tenant_id, &t, k->err,
 			      k->errsz)) != WL_OK)
 		return rc;
-	rc = wl_key_insert(db, &t, k->spec->scopes, k->biz, k->queues,
-			   k->spec->expires_in_days,
-			   k->spec->type ? k->spec->type : "api", k->id, k->plain,
-			   sizeof(k->plain), k->err, k->errsz);
+	if ((rc = owned_ids(db, STMT_KEY_BUSINESS_OWNED, "business", t.id,
+			    k->spec->businesses, k->err, k->errsz)) == WL_OK &&
+	    (rc = owned_ids(db, STMT_KEY_QUEUE_OWNED, "line", t.id,
+			    k->spec->queues, k->err, k->errsz)) == WL_OK)
+		rc = wl_key_insert(db, &t, k->spec->scopes, k->biz, k->queues,
+				   k->spec->expires_in_days,
+				   k->spec->type ? k->spec->type : "api", k->id,
+				   k->plain, sizeof(k->plain), k->err,
+				   k->errsz);
 	wl_tenant_clear(&t);
 	return rc;
 }
@@ -371,11 +405,15 @@ wl_admin_key_list(struct wl_app *app, const char *tenant_id, FILE *out,
 		  char *err, size_t errsz)
 {
 	struct wl_rows *rows = NULL;
+	struct wl_tenant t = {0};
 	cJSON *root, *a, *o;
 	int64_t now = wl_now_ms();
 	size_t r;
 	int rc;
 
+	if ((rc = load_tenant(app, tenant_id, &t, err, errsz)) != WL_OK)
+		return rc;
+	wl_tenant_clear(&t);
 	rc = wl_sql_exec(app->db, STMT_KEY_LIST, SQL_ARGS(SQL_STR(tenant_id)),
 			 &rows, NULL);
 	if (rc != WL_OK)

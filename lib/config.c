@@ -202,6 +202,14 @@ wl_config_parse(const char *text, char *err, size_t errsz)
 			}
 			*close = '\0';
 			snprintf(section, sizeof(section), "%s", trim(line + 1));
+			for (i = 0; i < sizeof(opts) / sizeof(*opts); i++)
+				if (strcmp(opts[i].section, section) == 0)
+					break;
+			if (i == sizeof(opts) / sizeof(*opts)) {
+				snprintf(err, errsz, "line %zu: unknown "
+					 "section [%s]", lineno, section);
+				goto fail;
+			}
 			continue;
 		}
 		if ((eq = strchr(line, '=')) == NULL) {

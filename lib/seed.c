@@ -14,6 +14,8 @@ struct seed {
 	const cJSON *fixture;
 	cJSON *refs;	/* ref -> id (keys: plaintext) */
 	cJSON *local;	/* ref -> id of businesses, services, fields, queues */
+	cJSON *owner;	/* ref -> id of its business (services, fields) or
+			 * tenant (businesses, queues, keys) */
 	char *err;
 	size_t errsz;
 	int64_t now;
@@ -28,7 +30,7 @@ bad(struct seed *s, const char *path, const char *what)
 
 static int
 add_ref(struct seed *s, const cJSON *o, const char *id, const char *plain,
-	const char *path)
+	const char *owner, const char *path)
 {
 	const char *ref;
 
@@ -40,31 +42,37 @@ add_ref(struct seed *s, const cJSON *o, const char *id, const char *plain,
 		return bad(s, path, "duplicate ref");
 	cJSON_AddStringToObject(s->refs, ref, plain ? plain : id);
 	cJSON_AddStringToObject(s->local, ref, id);
+	cJSON_AddStringToObject(s->owner, ref, owner ? owner : "");
 	return WL_OK;
 }
 
 /* The id of a ref of this fixture whose id has the prefix (an object of
- * that kind), or NULL. */
+ * that kind) and that belongs to owner (a business or a tenant), or
+ * NULL. */
 static const char *
-resolve(struct seed *s, const char *ref, const char *prefix)
+resolve(struct seed *s, const char *ref, const char *prefix,
+	const char *owner)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->local, ref);
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(s->owner, ref);
 
-	if (!cJSON_IsString(v) ||
-	    strncmp(v->valuestring, prefix, strlen(prefix)) != 0)
+	if (!cJSON_IsString(v) || !cJSON_IsString(w) ||
+	    strncmp(v->valuestring, prefix, strlen(prefix)) != 0 ||
+	    strcmp(w->valuestring, owner) != 0)
 		return NULL;
 	return v->valuestring;
 }
 
-/* The error for a ref that names nothing of its kind in the fixture. */
+/* The error for a ref that names nothing of its kind in the fixture
+ * within whose (a line's business, a key's tenant). */
 static int
 unknown_ref(struct seed *s, const char *path, const char *name,
-	    const char *ref)
+	    const char *ref, const char *whose)
 {
-	char msg[160];
+	char msg[200];
 
 	snprintf(msg, sizeof(msg), "%s: \"%.60s\" is not the ref of one of "
-		 "the fixture's %s", name, ref, name);
+		 "the fixture's %s of %s", name, ref, name, whose);
 	return bad(s, path, msg);
 }
 
@@ -149,7 +157,7 @@ seed_service(struct seed *s, const cJSON *o, const char *tenant,
 				     SQL_STR(biz), SQL_STR(name), SQL_INT(dur),
 				     SQL_INT(active)))) != WL_OK)
 		return rc;
-	return add_ref(s, o, id, NULL, path);
+	return add_ref(s, o, id, NULL, biz, path);
 }
 
 static int
@@ -192,12 +200,12 @@ seed_field(struct seed *s, const cJSON *o, const char *tenant,
 				SQL_STR(label), SQL_STR(type), SQL_INT(req),
 				SQL_INT(pub), SQL_STR(otext)));
 	free(otext);
-	return rc ? rc : add_ref(s, o, id, NULL, path);
+	return rc ? rc : add_ref(s, o, id, NULL, biz, path);
 }
 
 static int
-link_all(struct seed *s, const cJSON *o, const char *name, const char *qid,
-	 enum wl_stmt stmt, const char *path)
+link_all(struct seed *s, const cJSON *o, const char *name, const char *biz,
+	 const char *qid, enum wl_stmt stmt, const char *path)
 {
 	const char *prefix = strcmp(name, "services") == 0 ? "svc_" : "cf_";
 	const cJSON *a, *it;
@@ -211,8 +219,9 @@ link_all(struct seed *s, const cJSON *o, const char *name, const char *qid,
 		if (!cJSON_IsString(it))
 			return bad(s, path, "services and customFields must "
 				   "be arrays of refs");
-		if ((id = resolve(s, it->valuestring, prefix)) == NULL)
-			return unknown_ref(s, path, name, it->valuestring);
+		if ((id = resolve(s, it->valuestring, prefix, biz)) == NULL)
+			return unknown_ref(s, path, name, it->valuestring,
+					   "the line's business");
 		rc = wl_sql_do(s->db, stmt,
 			       SQL_ARGS(SQL_STR(qid), SQL_STR(id),
 					SQL_INT(pos++)));
@@ -282,13 +291,13 @@ seed_queue(struct seed *s, const cJSON *o, const char *tenant,
 				SQL_INT(cap), SQL_INT(sreq), SQL_INT(s->now),
 				SQL_INT(s->now)));
 	if (rc == WL_OK)
-		rc = link_all(s, o, "services", id, STMT_QUEUE_SERVICE_INSERT,
-			      path);
+		rc = link_all(s, o, "services", biz, id,
+			      STMT_QUEUE_SERVICE_INSERT, path);
 	if (rc == WL_OK)
-		rc = link_all(s, o, "customFields", id,
+		rc = link_all(s, o, "customFields", biz, id,
 			      STMT_QUEUE_FIELD_INSERT, path);
 	if (rc == WL_OK)
-		rc = add_ref(s, o, id, NULL, path);
+		rc = add_ref(s, o, id, NULL, tenant, path);
 out:
 	cJSON_Delete(work);
 	cJSON_Delete(book);
@@ -336,7 +345,7 @@ seed_business(struct seed *s, const cJSON *o, const char *tenant,
 				     SQL_INT(s->now), SQL_INT(s->now)))) !=
 	    WL_OK)
 		return rc;
-	if ((rc = add_ref(s, o, id, NULL, path)) != WL_OK)
+	if ((rc = add_ref(s, o, id, NULL, tenant, path)) != WL_OK)
 		return rc;
 	EACH(s, o, "services", path, seed_service, tenant, id);
 	EACH(s, o, "customFields", path, seed_field, tenant, id);
@@ -344,11 +353,11 @@ seed_business(struct seed *s, const cJSON *o, const char *tenant,
 	return WL_OK;
 }
 
-/* The ids of a key's refs (businesses or queues), as its restriction
- * text in *out; WL_ERR_INVALID after bad(). */
+/* The ids of a key's refs (businesses or queues of its tenant), as its
+ * restriction text in *out; WL_ERR_INVALID after bad(). */
 static int
 ids_json(struct seed *s, const cJSON *a, const char *name,
-	 const char *prefix, const char *path, char **out)
+	 const char *prefix, const char *tenant, const char *path, char **out)
 {
 	const cJSON *it;
 	cJSON *ids = cJSON_CreateArray();
@@ -356,9 +365,11 @@ ids_json(struct seed *s, const cJSON *a, const char *name,
 
 	*out = NULL;
 	cJSON_ArrayForEach(it, a) {
-		if ((id = resolve(s, it->valuestring, prefix)) == NULL) {
+		if ((id = resolve(s, it->valuestring, prefix, tenant)) ==
+		    NULL) {
 			cJSON_Delete(ids);
-			return unknown_ref(s, path, name, it->valuestring);
+			return unknown_ref(s, path, name, it->valuestring,
+					   "the key's tenant");
 		}
 		cJSON_AddItemToArray(ids, cJSON_CreateString(id));
 	}
@@ -402,8 +413,8 @@ seed_key(struct seed *s, const cJSON *o, const struct wl_tenant *t,
 		wl_buf_printf(&csv, "waitlist:read,waitlist:write");
 	cJSON_ArrayForEach(it, scopes)
 		wl_buf_printf(&csv, "%s%s", csv.len ? "," : "", it->valuestring);
-	if ((rc = ids_json(s, biz, "businesses", "biz_", path, &bj)) ||
-	    (rc = ids_json(s, queues, "queues", "que_", path, &qj)))
+	if ((rc = ids_json(s, biz, "businesses", "biz_", t->id, path, &bj)) ||
+	    (rc = ids_json(s, queues, "queues", "que_", t->id, path, &qj)))
 		goto out;
 	rc = wl_key_insert(s->db, t, csv.p ? csv.p : "", bj, qj, days, type,
 			   id, plain, sizeof(plain), s->err, s->errsz);
@@ -413,7 +424,7 @@ seed_key(struct seed *s, const cJSON *o, const struct wl_tenant *t,
 		bad(s, path, msg);
 	}
 	if (rc == WL_OK)
-		rc = add_ref(s, o, id, plain, path);
+		rc = add_ref(s, o, id, plain, t->id, path);
 out:
 	free(bj);
 	free(qj);
@@ -480,7 +491,7 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 		rc = wl_sql_do(s->db, STMT_COUNTER_INSERT,
 			       SQL_ARGS(SQL_STR(t.id)));
 	if (rc == WL_OK)
-		rc = add_ref(s, o, t.id, NULL, path);
+		rc = add_ref(s, o, t.id, NULL, NULL, path);
 	if (rc != WL_OK)
 		return rc;
 	EACH(s, o, "businesses", path, seed_business, t.id);
@@ -496,9 +507,11 @@ seed_all(struct wl_db *db, void *arg)
 	(void)db;
 	cJSON_Delete(s->refs);
 	cJSON_Delete(s->local);
+	cJSON_Delete(s->owner);
 	s->refs = cJSON_CreateObject();
 	s->local = cJSON_CreateObject();
-	if (s->refs == NULL || s->local == NULL)
+	s->owner = cJSON_CreateObject();
+	if (s->refs == NULL || s->local == NULL || s->owner == NULL)
 		return WL_ERR_NOMEM;
 	EACH(s, s->fixture, "tenants", "fixture", seed_tenant, 0);
 	return WL_OK;
@@ -546,6 +559,7 @@ out:
 	cJSON_Delete(root);
 	cJSON_Delete(s.refs);
 	cJSON_Delete(s.local);
+	cJSON_Delete(s.owner);
 	cJSON_Delete((cJSON *)s.fixture);
 	return rc;
 }

@@ -154,6 +154,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = ? WHERE id = ? "
 			"AND revoked_at IS NULL",
+    /* A key's restrictions name the tenant's own businesses and lines. */
+    [STMT_KEY_BUSINESS_OWNED] =
+	"SELECT 1 FROM businesses WHERE id = ? AND tenant_id = ?",
+    [STMT_KEY_QUEUE_OWNED] =
+	"SELECT 1 FROM queues WHERE id = ? AND tenant_id = ?",
     [STMT_KEY_LIST] =
 	"SELECT id, tenant_id, scopes, business_ids, queue_ids, "
 	"integration_type, created_at, expires_at, revoked_at FROM api_keys "

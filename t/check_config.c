@@ -175,7 +175,11 @@ START_TEST(unknown_section_is_refused_and_named)
 	const char *e = refused("[nosuch]\nhost = x\n");
 
 	ck_assert_ptr_nonnull(strstr(e, "nosuch"));
-	ck_assert_ptr_nonnull(strstr(e, "host"));
+	ck_assert_ptr_nonnull(strstr(e, "line 1"));
+	/* Even with no key in it. */
+	e = refused("[database]\nhost = x\n[nosuch]\n");
+	ck_assert_ptr_nonnull(strstr(e, "line 3"));
+	ck_assert_ptr_nonnull(strstr(e, "nosuch"));
 }
 END_TEST
 

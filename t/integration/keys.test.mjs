@@ -10,7 +10,7 @@
 // (402 guest_allowance_exceeded, nothing written).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import {
   sha256hex, tenantSet, walkIn,
 } from './util-limits.mjs';
 
+const CTL_ARGV = process.env.WL_CTL.split(' ').filter(Boolean);
 const keyCount = (tenantId) => Number(sql(`SELECT COUNT(*) FROM api_keys WHERE tenant_id = '${tenantId}'`)[0][0]);
 const listed = (tenantId, id) => ctl('key', 'list', '--tenant', tenantId).keys.find((k) => k.id === id);
 
@@ -212,13 +213,106 @@ test('seed refuses a ref that names nothing of its kind in the fixture, and crea
       writeFileSync(file, JSON.stringify(f));
       const r = ctlFail('seed', file);
       assert.notEqual(r.code, 0, `${what}: seeded`);
-      assert.match(r.stderr, /is not the ref of one of the fixture's/, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, /is not the ref of one of the fixture's .* of the (line's business|key's tenant)/, `${what}: ${r.stderr}`);
       const n = sql(`SELECT COUNT(*) FROM tenants WHERE name = '${f.tenants[0].name}'`)[0][0];
       assert.equal(n, '0', `${what}: the tenant was written`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('seed refuses refs across tenants and businesses, and creates nothing', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
+  // Two tenants; the second's business b2 has its own service s2 and line q2.
+  const two = () => {
+    const f = fixture();
+    const g = fixture();
+    const t2 = g.tenants[0];
+    t2.ref = 't2';
+    t2.businesses[0].ref = 'b2';
+    t2.businesses[0].services[0].ref = 's2';
+    t2.businesses[0].customFields[0].ref = 'f2';
+    t2.businesses[0].queues[0].ref = 'q2';
+    t2.businesses[0].queues[0].services = ['s2'];
+    t2.businesses[0].queues[0].customFields = ['f2'];
+    t2.keys[0].ref = 'k2';
+    f.tenants.push(t2);
+    return f;
+  };
+  const cases = {
+    "a line listing another tenant's service": (f) => { f.tenants[1].businesses[0].queues[0].services = ['s1']; },
+    "a line listing another tenant's custom field": (f) => { f.tenants[1].businesses[0].queues[0].customFields = ['f1']; },
+    "a key restricted to another tenant's business": (f) => { f.tenants[1].keys[0].businesses = ['b1']; },
+    "a key restricted to another tenant's line": (f) => { f.tenants[1].keys[0].queues = ['q1']; },
+    "a line listing a service of another business of its tenant": (f) => {
+      const b3 = structuredClone(f.tenants[0].businesses[0]);
+      b3.ref = 'b3';
+      b3.slug = uniq('biz');
+      b3.services[0].ref = 's3';
+      b3.customFields[0].ref = 'f3';
+      b3.queues[0].ref = 'q3';
+      b3.queues[0].customFields = ['f3'];
+      b3.queues[0].services = ['s1'];
+      f.tenants[0].businesses.push(b3);
+    },
+  };
+  try {
+    const ok = two();
+    const refs = seed(ok);
+    assert.match(refs.q2, /^que_/, 'the two-tenant fixture itself seeds');
+    for (const [what, change] of Object.entries(cases)) {
+      const f = two();
+      change(f);
+      const file = join(dir, 'fixture.json');
+      writeFileSync(file, JSON.stringify(f));
+      const r = ctlFail('seed', file);
+      assert.notEqual(r.code, 0, `${what}: seeded`);
+      assert.match(r.stderr, /is not the ref of one of the fixture's/, `${what}: ${r.stderr}`);
+      for (const t of f.tenants) {
+        const n = sql(`SELECT COUNT(*) FROM tenants WHERE name = '${t.name}'`)[0][0];
+        assert.equal(n, '0', `${what}: tenant ${t.ref} was written`);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("key create refuses a business or line that is not the tenant's, and creates nothing", () => {
+  const a = seed(fixture());
+  const b = seed(fixture());
+  const before = keyCount(a.t1);
+  const cases = [
+    ['--businesses', b.b1], ['--queues', b.q1], ['--businesses', 'biz_nosuch'],
+    ['--queues', 'que_nosuch'], ['--businesses', `${a.b1},${b.b1}`], ['--queues', a.b1],
+  ];
+  for (const [opt, ids] of cases) {
+    const r = ctlFail('key', 'create', '--tenant', a.t1, '--scopes', 'waitlist:read', opt, ids);
+    assert.equal(r.code, 1, `${opt} ${ids}: ${r.stderr}`);
+    assert.match(r.stderr, /is not one of tenant/, `${opt} ${ids}`);
+  }
+  assert.equal(keyCount(a.t1), before, 'a key was created');
+  const k = ctl('key', 'create', '--tenant', a.t1, '--scopes', 'waitlist:read', '--businesses', a.b1, '--queues', a.q1);
+  assert.match(k.key, /^wl_/);
+});
+
+test('key list of an unknown tenant exits 1 and names it', () => {
+  const r = ctlFail('key', 'list', '--tenant', 'ten_nosuch');
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /tenant ten_nosuch not found/);
+});
+
+test('waitlistctl help, --help and -h print the usage on stdout and exit 0', () => {
+  for (const h of ['help', '--help', '-h']) {
+    const r = spawnSync(CTL_ARGV[0], [...CTL_ARGV.slice(1), h], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `${h}: ${r.stderr}`);
+    assert.match(r.stdout, /^usage: waitlistctl/, h);
+    assert.match(r.stdout, /key create --tenant ID --scopes/, h);
+  }
+  const r = ctlFail('nosuch');
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /unknown command/);
 });
 
 // --------------------------------------------------------- guest allowance
