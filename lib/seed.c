@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "extern.h"
 
@@ -499,6 +501,136 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 	return WL_OK;
 }
 
+/*
+ * The fixture's members, level by level (OPERATIONS.md).  A member of no
+ * level is named on stderr and otherwise ignored: a misspelt setting
+ * ("billing" for "billingAvailable") would silently take the default.
+ */
+static const char *const top_k[] = {"tenants", NULL};
+static const char *const tenant_k[] = {
+    "ref", "name", "plan", "publicApi", "webhooks", "zapier", "state",
+    "emailVerified", "billingAvailable", "guestAllowance", "limits",
+    "businesses", "keys", NULL};
+static const char *const business_k[] = {
+    "ref", "name", "slug", "timeZone", "services", "customFields", "queues",
+    NULL};
+static const char *const service_k[] = {
+    "ref", "serviceName", "baseDurationMinutes", "isActive", NULL};
+static const char *const field_k[] = {
+    "ref", "label", "type", "required", "public", "options", NULL};
+static const char *const option_k[] = {"value", "label", NULL};
+static const char *const queue_k[] = {
+    "ref", "name", "timeZone", "services", "customFields", "workingHours",
+    "availability", NULL};
+static const char *const hours_k[] = {"enabled", "start", "end", "days",
+				      NULL};
+static const char *const days_k[] = {"mon", "tue", "wed", "thu", "fri",
+				     "sat", "sun", NULL};
+static const char *const day_k[] = {"enabled", "start", "end", NULL};
+static const char *const avail_k[] = {
+    "walkInsEnabled", "walkInsPaused", "bookingsEnabled", "bookingsPaused",
+    "bookingSlotMinutes", "bookingHours", "bookingCapacity",
+    "serviceRequired", NULL};
+static const char *const key_k[] = {
+    "ref", "scopes", "businesses", "queues", "expiresInDays",
+    "integrationType", NULL};
+
+/* Name o's members that are not in known (o may be anything). */
+static void
+warn_unknown(const cJSON *o, const char *const *known, const char *path)
+{
+	const cJSON *it;
+	size_t i;
+
+	if (!cJSON_IsObject(o))
+		return;
+	cJSON_ArrayForEach(it, o) {
+		for (i = 0; known[i] && strcmp(known[i], it->string); i++)
+			;
+		if (known[i] == NULL)
+			fprintf(stderr, "waitlistctl: seed: %s: unknown member "
+				"\"%.60s\" ignored\n", path, it->string);
+	}
+}
+
+/* The objects of the array o[name], each checked against known. */
+static void
+warn_each(const cJSON *o, const char *name, const char *const *known,
+	  const char *path, void (*deeper)(const cJSON *, const char *))
+{
+	const cJSON *a = cJSON_IsObject(o)
+			     ? cJSON_GetObjectItemCaseSensitive(o, name)
+			     : NULL, *it;
+	char p[400];
+	int i = 0;
+
+	if (!cJSON_IsArray(a))
+		return;
+	cJSON_ArrayForEach(it, a) {
+		snprintf(p, sizeof(p), "%s.%s[%d]", path, name, i++);
+		warn_unknown(it, known, p);
+		if (deeper)
+			deeper(it, p);
+	}
+}
+
+static void
+warn_hours(const cJSON *h, const char *path)
+{
+	const cJSON *days = cJSON_IsObject(h)
+				? cJSON_GetObjectItemCaseSensitive(h, "days")
+				: NULL, *it;
+	char p[460];
+
+	warn_unknown(h, hours_k, path);
+	snprintf(p, sizeof(p), "%s.days", path);
+	warn_unknown(days, days_k, p);
+	if (cJSON_IsObject(days))
+		cJSON_ArrayForEach(it, days) {
+			snprintf(p, sizeof(p), "%s.days.%.10s", path,
+				 it->string);
+			warn_unknown(it, day_k, p);
+		}
+}
+
+static void
+warn_queue(const cJSON *q, const char *path)
+{
+	const cJSON *av = cJSON_GetObjectItemCaseSensitive(q, "availability");
+	char p[460];
+
+	snprintf(p, sizeof(p), "%s.workingHours", path);
+	warn_hours(cJSON_GetObjectItemCaseSensitive(q, "workingHours"), p);
+	snprintf(p, sizeof(p), "%s.availability", path);
+	warn_unknown(av, avail_k, p);
+	if (cJSON_IsObject(av)) {
+		snprintf(p, sizeof(p), "%s.availability.bookingHours", path);
+		warn_hours(cJSON_GetObjectItemCaseSensitive(av, "bookingHours"),
+			   p);
+	}
+}
+
+static void
+warn_field(const cJSON *f, const char *path)
+{
+	warn_each(f, "options", option_k, path, NULL);
+}
+
+static void
+warn_business(const cJSON *b, const char *path)
+{
+	warn_each(b, "services", service_k, path, NULL);
+	warn_each(b, "customFields", field_k, path, warn_field);
+	warn_each(b, "queues", queue_k, path, warn_queue);
+}
+
+static void
+warn_tenant(const cJSON *t, const char *path)
+{
+	warn_each(t, "businesses", business_k, path, warn_business);
+	warn_each(t, "keys", key_k, path, NULL);
+}
+
 static int
 seed_all(struct wl_db *db, void *arg)
 {
@@ -538,6 +670,8 @@ wl_admin_seed(struct wl_app *app, const char *fixture_json, FILE *out,
 		rc = WL_ERR_INVALID;
 		goto out;
 	}
+	warn_unknown(s.fixture, top_k, "fixture");
+	warn_each(s.fixture, "tenants", tenant_k, "fixture", warn_tenant);
 	rc = wl_db_txn(app->db, seed_all, &s);
 	if (rc != WL_OK) {
 		if (*err == '\0')

@@ -279,6 +279,47 @@ test('seed refuses refs across tenants and businesses, and creates nothing', () 
   }
 });
 
+test('seed names each unknown member on stderr and seeds the rest', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
+  try {
+    const f = fixture();
+    const t = f.tenants[0];
+    f.bogusTop = 1;
+    t.billing = false; // the tenant set option's name, not the fixture's
+    t.businesses[0].services[0].colour = 'red';
+    t.businesses[0].customFields[0].options[0].extra = true;
+    const q = t.businesses[0].queues[0];
+    q.workingHours = { enabled: true, start: '00:00', end: '24:00', days: { funday: {}, mon: { enabled: true, opens: '09:00' } } };
+    q.availability.bookingWindow = 'week';
+    t.keys[0].note = 'x';
+    const file = join(dir, 'fixture.json');
+    writeFileSync(file, JSON.stringify(f));
+    const r = spawnSync(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'seed', file], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const refs = JSON.parse(r.stdout).refs;
+    assert.match(refs.t1, /^ten_/);
+    for (const [where, name] of [
+      ['fixture', 'bogusTop'], ['fixture.tenants[0]', 'billing'],
+      ['fixture.tenants[0].businesses[0].services[0]', 'colour'],
+      ['fixture.tenants[0].businesses[0].customFields[0].options[0]', 'extra'],
+      ['fixture.tenants[0].businesses[0].queues[0].workingHours.days', 'funday'],
+      ['fixture.tenants[0].businesses[0].queues[0].workingHours.days.mon', 'opens'],
+      ['fixture.tenants[0].businesses[0].queues[0].availability', 'bookingWindow'],
+      ['fixture.tenants[0].keys[0]', 'note'],
+    ]) {
+      assert.ok(r.stderr.includes(`${where}: unknown member "${name}" ignored`), `${where} ${name} not named:\n${r.stderr}`);
+    }
+    assert.equal(r.stderr.trim().split('\n').length, 8, r.stderr);
+    // A fixture of known members only says nothing.
+    writeFileSync(file, JSON.stringify(fixture()));
+    const quiet = spawnSync(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'seed', file], { encoding: 'utf8' });
+    assert.equal(quiet.status, 0, quiet.stderr);
+    assert.equal(quiet.stderr, '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("key create refuses a business or line that is not the tenant's, and creates nothing", () => {
   const a = seed(fixture());
   const b = seed(fixture());
