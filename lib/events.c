@@ -126,7 +126,7 @@ wl_h_events(struct wl_ctx *ctx)
 	long long after = 0, last, purged;
 	cJSON *root = NULL, *a;
 	int limit, rc, shown = 0, more = 0;
-	size_t r;
+	size_t r, n;
 
 	if ((rc = filters_read(ctx, &f, canon, sizeof(canon))) != 0)
 		return rc < 0 ? WL_OK : rc;
@@ -147,16 +147,18 @@ wl_h_events(struct wl_ctx *ctx)
 				      "cursor");
 	if (after < purged)
 		after = purged;
+	/* One row past the scan tells whether anything follows it. */
 	rc = wl_sql_exec(ctx->app->db, STMT_EVENT_SCAN,
 			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_INT(after),
-				  SQL_INT(SCAN_MAX)),
+				  SQL_INT(SCAN_MAX + 1)),
 			 &rows, NULL);
 	if (rc != WL_OK)
 		return rc;
+	n = rows->nrows > SCAN_MAX ? SCAN_MAX : rows->nrows;
 	root = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(root, "events");
 	last = after;
-	for (r = 0; r < rows->nrows; r++) {
+	for (r = 0; r < n; r++) {
 		long long seq = wl_rows_int(rows, r, 0);
 		if (seq != last + 1)
 			break; /* never read past a gap */
@@ -171,7 +173,8 @@ wl_h_events(struct wl_ctx *ctx)
 		}
 		last = seq;
 	}
-	if (r == rows->nrows && rows->nrows == SCAN_MAX)
+	if (r == n && rows->nrows > SCAN_MAX &&
+	    wl_rows_int(rows, n, 0) == last + 1)
 		more = 1;
 	wl_rows_free(rows);
 	snprintf(pos, sizeof(pos), "%lld", last);

@@ -411,6 +411,32 @@ describe('filters, paging and polling', () => {
     assert.deepEqual(after.json.events, []);
   });
 
+  test('a filtered read over 500 unwanted events: hasMore only when more follow them', async () => {
+    // A request examines at most 500 events; with exactly 500 and nothing
+    // after them there is nothing more to read.
+    const p = makeTenant();
+    const k = p.kAll;
+    for (let i = 0; i < 500; i += 25) {
+      await Promise.all(Array.from({ length: 25 }, () => createWalkIn(k, p.q1)));
+    }
+    const five = await events(k, { queueId: p.q2 });
+    assert.equal(five.status, 200, five.text);
+    assert.deepEqual(five.json.events, []);
+    assert.equal(five.json.hasMore, false, 'hasMore with nothing after the 500 examined');
+    const idle = await events(k, { queueId: p.q2, cursor: five.json.nextCursor });
+    assert.deepEqual(idle.json.events, []);
+    assert.equal(idle.json.hasMore, false);
+    // One more: the first request stops at 500 and says so; the next
+    // reads the rest.
+    const q2 = await createWalkIn(k, p.q2);
+    const first = await events(k, { queueId: p.q2 });
+    assert.deepEqual(first.json.events, []);
+    assert.equal(first.json.hasMore, true, 'no hasMore with event 501 not yet examined');
+    const rest = await events(k, { queueId: p.q2, cursor: first.json.nextCursor });
+    assert.deepEqual(rest.json.events.map((e) => [e.sequence, e.resourceId]), [[501, q2.id]]);
+    assert.equal(rest.json.hasMore, false);
+  });
+
   test('a filtered poll passes over unwanted events and shows only new wanted ones', async () => {
     const p = makeTenant();
     const k = p.kAll;
