@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { api, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
+import { api, businessCopy, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
 import {
   ALL_SCOPES, DAY_MS, assertError, assertOk, countEntries, countEvents, createKey, freshMinute, pinned,
   sha256hex, tenantSet, walkIn,
@@ -230,12 +230,7 @@ test('seed refuses refs across tenants and businesses, and creates nothing', () 
     const g = fixture();
     const t2 = g.tenants[0];
     t2.ref = 't2';
-    t2.businesses[0].ref = 'b2';
-    t2.businesses[0].services[0].ref = 's2';
-    t2.businesses[0].customFields[0].ref = 'f2';
-    t2.businesses[0].queues[0].ref = 'q2';
-    t2.businesses[0].queues[0].services = ['s2'];
-    t2.businesses[0].queues[0].customFields = ['f2'];
+    t2.businesses = [businessCopy(t2.businesses[0], 2)];
     t2.keys[0].ref = 'k2';
     f.tenants.push(t2);
     return f;
@@ -246,13 +241,7 @@ test('seed refuses refs across tenants and businesses, and creates nothing', () 
     "a key restricted to another tenant's business": (f) => { f.tenants[1].keys[0].businesses = ['b1']; },
     "a key restricted to another tenant's line": (f) => { f.tenants[1].keys[0].queues = ['q1']; },
     "a line listing a service of another business of its tenant": (f) => {
-      const b3 = structuredClone(f.tenants[0].businesses[0]);
-      b3.ref = 'b3';
-      b3.slug = uniq('biz');
-      b3.services[0].ref = 's3';
-      b3.customFields[0].ref = 'f3';
-      b3.queues[0].ref = 'q3';
-      b3.queues[0].customFields = ['f3'];
+      const b3 = businessCopy(f.tenants[0].businesses[0], 3);
       b3.queues[0].services = ['s1'];
       f.tenants[0].businesses.push(b3);
     },

@@ -98,6 +98,21 @@ export function ctlFail(...args) {
   return { code: r.status, stderr: r.stderr };
 }
 
+// A copy of fixture() business b under refs numbered n (bN, sN, fN, qN),
+// its line listing its own service and field, with a slug of its own.
+export function businessCopy(b, n) {
+  const c = structuredClone(b);
+  c.ref = `b${n}`;
+  c.name += ` ${n}`;
+  c.slug = uniq('biz');
+  c.services[0].ref = `s${n}`;
+  c.customFields[0].ref = `f${n}`;
+  c.queues[0].ref = `q${n}`;
+  c.queues[0].services = [`s${n}`];
+  c.queues[0].customFields = [`f${n}`];
+  return c;
+}
+
 // Loads a fixture (see OPERATIONS.md) and returns its refs: ref -> id, or
 // ref -> plaintext key for keys.
 export function seed(fixtureObject) {

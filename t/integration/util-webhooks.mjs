@@ -14,7 +14,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { validateResponse, validateSchema } from '../contract.mjs';
-import { BASE, api, ctl, fixture, seed, sleep, sql, uniq } from './lib.mjs';
+import { BASE, api, businessCopy, ctl, fixture, seed, sleep, sql, uniq } from './lib.mjs';
 
 export const ALL_SCOPES = [
   'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
@@ -193,16 +193,7 @@ export function newTenantTwoBusinesses(overrides = {}, extraKeys = []) {
   const { limits = {}, ...rest } = overrides;
   const fx = fixture({ limits: { ...HIGH_LIMITS, ...limits }, ...rest });
   const t = fx.tenants[0];
-  const b2 = JSON.parse(JSON.stringify(t.businesses[0]));
-  b2.ref = 'b2';
-  b2.name += ' two';
-  b2.slug = uniq('biz');
-  b2.services[0].ref = 's2';
-  b2.customFields[0].ref = 'f2';
-  b2.queues[0].ref = 'q2';
-  b2.queues[0].services = ['s2'];
-  b2.queues[0].customFields = ['f2'];
-  t.businesses.push(b2);
+  t.businesses.push(businessCopy(t.businesses[0], 2));
   t.keys.push(...extraKeys);
   return seed(fx);
 }
