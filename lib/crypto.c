@@ -173,30 +173,23 @@ wl_b64_encode(const unsigned char *in, size_t n, char *out)
 	return b64_encode(b64std, 1, in, n, out);
 }
 
-static int
-b64url_value(char c)
-{
-	const char *p;
-
-	if (c == '\0' || (p = strchr(b64url, c)) == NULL)
-		return -1;
-	return (int)(p - b64url);
-}
-
-/* Decode unpadded base64url.  Returns the decoded length or -1. */
-long
-wl_b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
+/* Decode unpadded base64 in alphabet alpha.  Returns the decoded length,
+ * or -1 on bad or non-canonical input or when it exceeds outsz. */
+static long
+b64_decode(const char *alpha, const char *in, size_t n, unsigned char *out,
+	   size_t outsz)
 {
 	size_t i, o = 0;
 	uint32_t acc = 0;
-	int bits = 0, v;
+	int bits = 0;
+	const char *p;
 
 	if (n % 4 == 1)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if ((v = b64url_value(in[i])) < 0)
+		if (in[i] == '\0' || (p = strchr(alpha, in[i])) == NULL)
 			return -1;
-		acc = (acc << 6) | (uint32_t)v;
+		acc = (acc << 6) | (uint32_t)(p - alpha);
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
@@ -209,4 +202,20 @@ wl_b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
 	if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
 		return -1;
 	return (long)o;
+}
+
+/* Decode unpadded base64url. */
+long
+wl_b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
+{
+	return b64_decode(b64url, in, n, out, outsz);
+}
+
+/* Decode standard base64, padded or not. */
+long
+wl_b64_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
+{
+	while (n > 0 && in[n - 1] == '=')
+		n--;
+	return b64_decode(b64std, in, n, out, outsz);
 }

@@ -50,6 +50,8 @@ size_t wl_b64url_encode(const unsigned char *, size_t, char *out);
 /* Returns decoded length, or -1 on bad input or when it exceeds outsz. */
 long wl_b64url_decode(const char *, size_t, unsigned char *out, size_t outsz);
 size_t wl_b64_encode(const unsigned char *, size_t, char *out);
+/* Padded or not; returns like wl_b64url_decode(). */
+long wl_b64_decode(const char *, size_t, unsigned char *out, size_t outsz);
 
 /* ------------------------------------------------------------------ */
 /* Time (timeutil.c).  Timestamps are int64 milliseconds since the epoch. */
@@ -641,7 +643,6 @@ int wl_purge(struct wl_db *, int64_t now, struct wl_purged *);
 /* Webhooks: secrets and signatures (signing.c), destinations
  * (netpolicy.c), the subscription API (webhook.c). */
 #define WL_SEALED_MAX 256
-long wl_b64_decode(const char *, size_t, unsigned char *out, size_t outsz);
 int wl_whsec_new(char *out);
 char *wl_seal(const unsigned char *server, const void *plain, size_t n);
 char *wl_unseal(const unsigned char *server, const char *sealed, size_t *n);

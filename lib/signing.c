@@ -15,35 +15,6 @@
 #define NONCE 12
 #define TAG 16
 
-static const char b64std[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Decode padded standard base64.  Returns the length or -1. */
-long
-wl_b64_decode(const char *in, size_t n, unsigned char *out, size_t outsz)
-{
-	size_t i, o = 0;
-	uint32_t acc = 0;
-	int bits = 0;
-	const char *p;
-
-	while (n > 0 && in[n - 1] == '=')
-		n--;
-	for (i = 0; i < n; i++) {
-		if (in[i] == '\0' || (p = strchr(b64std, in[i])) == NULL)
-			return -1;
-		acc = (acc << 6) | (uint32_t)(p - b64std);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= outsz)
-				return -1;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	return (long)o;
-}
-
 /* A new signing secret into out (at least 64 bytes). */
 int
 wl_whsec_new(char *out)

@@ -165,6 +165,23 @@ START_TEST(b64url_decode_refuses_bad_input)
 }
 END_TEST
 
+START_TEST(b64_decode_takes_padding_and_refuses_bad_input)
+{
+	unsigned char out[16];
+
+	/* Padded or not, the standard alphabet only, canonical only. */
+	ck_assert_int_eq(wl_b64_decode("Zg==", 4, out, sizeof(out)), 1);
+	ck_assert_int_eq(out[0], 'f');
+	ck_assert_int_eq(wl_b64_decode("Zg", 2, out, sizeof(out)), 1);
+	ck_assert_int_eq(wl_b64_decode("+/+/", 4, out, sizeof(out)), 3);
+	ck_assert_int_eq(out[0], 0xfb);
+	ck_assert_int_eq(wl_b64_decode("-_-_", 4, out, sizeof(out)), -1);
+	ck_assert_int_eq(wl_b64_decode("Zh==", 4, out, sizeof(out)), -1);
+	ck_assert_int_eq(wl_b64_decode("A===", 4, out, sizeof(out)), -1);
+	ck_assert_int_eq(wl_b64_decode("Zm9v", 4, out, 2), -1);
+}
+END_TEST
+
 START_TEST(b64url_decode_respects_the_output_size)
 {
 	unsigned char out[3];
@@ -347,6 +364,7 @@ suite_crypto(void)
 	tcase_add_test(tb, b64url_round_trips_random_bytes);
 	tcase_add_test(tb, b64url_uses_the_url_alphabet);
 	tcase_add_test(tb, b64url_decode_refuses_bad_input);
+	tcase_add_test(tb, b64_decode_takes_padding_and_refuses_bad_input);
 	tcase_add_test(tb, b64url_decode_respects_the_output_size);
 	tcase_add_test(tb, b64_matches_rfc4648_vectors);
 	suite_add_tcase(s, tb);
