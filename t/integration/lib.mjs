@@ -7,6 +7,7 @@
 // Node 18+; api() checks every answer against openapi.json through
 // ../contract.mjs (npm dev dependencies in t/package.json).
 
+import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -89,6 +90,20 @@ export function ctl(...args) {
     throw new Error(`waitlistctl ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
   }
   return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
+}
+
+// waitlistctl key create; returns {id, key}.
+export function createKey(tenantId, scopes, { businesses, queues, expiresInDays, type } = {}) {
+  const args = ['key', 'create', '--tenant', tenantId, '--scopes', scopes.join(',')];
+  if (businesses?.length) args.push('--businesses', businesses.join(','));
+  if (queues?.length) args.push('--queues', queues.join(','));
+  if (expiresInDays !== undefined) args.push('--expires-in-days', String(expiresInDays));
+  if (type) args.push('--type', type);
+  return ctl(...args);
+}
+
+export function tenantSet(tenantId, ...args) {
+  return ctl('tenant', 'set', tenantId, ...args);
 }
 
 // Runs waitlistctl expecting failure; a success shows as code 0.
@@ -206,11 +221,57 @@ export function stack(...args) {
   return execFileSync(join(REPO, 'script', 'stack'), [VAR, ...args], { encoding: 'utf8' }).trim();
 }
 
-const ALL_SCOPES = [
+export const ALL_SCOPES = [
   'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
   'webhooks:read', 'webhooks:write', 'analytics:read',
 ];
-const ALL_DAY = { enabled: true, start: '00:00', end: '24:00' };
+
+// Rate limits high enough that no test hits a 429 by accident.
+export const HIGH_LIMITS = {
+  readsPerMinute: 1000000, writesPerMinute: 1000000,
+  tenantReadsPerMinute: 1000000, tenantWritesPerMinute: 1000000,
+};
+// Every error is {"error", "code", "requestId"} as JSON, with the
+// request id also in X-Request-Id.  code may be a list of acceptable
+// codes, or null for any; what labels the failure messages.
+export function assertError(res, status, code, what = '') {
+  const label = what ? `${what}: ` : '';
+  assert.equal(res.status, status, `${label}expected ${status} ${code}, got ${res.status}: ${res.text}`);
+  assert.ok(res.json, `${label}not JSON: ${res.text}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/, label);
+  assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], `${label}${res.text}`);
+  if (Array.isArray(code)) assert.ok(code.includes(res.json.code), `${label}code ${res.json.code} not in ${code}: ${res.text}`);
+  else if (code) assert.equal(res.json.code, code, `${label}${res.text}`);
+  assert.equal(typeof res.json.error, 'string');
+  assert.ok(res.json.error.length > 0, `${label}empty error message`);
+  assert.equal(typeof res.json.requestId, 'string');
+  assert.ok(res.json.requestId.length > 0, `${label}empty requestId`);
+  assert.equal(res.headers.get('x-request-id'), res.json.requestId, `${label}X-Request-Id differs from requestId`);
+}
+
+// A timestamp as the API writes them: UTC, milliseconds.
+export const TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export const ALL_DAY = { enabled: true, start: '00:00', end: '24:00' };
+
+// A line definition (fixture form) with sensible defaults.
+export function line(ref, over = {}) {
+  const { availability = {}, ...rest } = over;
+  return {
+    ref, name: `line ${ref}`, timeZone: null,
+    services: ['s1'], customFields: ['f1'],
+    workingHours: { ...ALL_DAY },
+    availability: {
+      walkInsEnabled: true, walkInsPaused: false,
+      bookingsEnabled: true, bookingsPaused: false,
+      bookingSlotMinutes: 15, bookingHours: { ...ALL_DAY },
+      bookingCapacity: 2, serviceRequired: false,
+      ...availability,
+    },
+    ...rest,
+  };
+}
+
 
 // A fresh fixture: tenant t1 (unique name) with business b1 (UTC), service
 // s1, select field f1, queue q1 open all day every day, and key k1 with
@@ -231,17 +292,7 @@ export function fixture(overrides = {}) {
           ref: 'f1', label: 'Seat', type: 'select', required: false, public: true,
           options: [{ value: 'in', label: 'Inside' }, { value: 'out', label: 'Outside' }],
         }],
-        queues: [{
-          ref: 'q1', name: 'Main line', timeZone: null,
-          services: ['s1'], customFields: ['f1'],
-          workingHours: { ...ALL_DAY },
-          availability: {
-            walkInsEnabled: true, walkInsPaused: false,
-            bookingsEnabled: true, bookingsPaused: false,
-            bookingSlotMinutes: 15, bookingHours: { ...ALL_DAY },
-            bookingCapacity: 2, serviceRequired: false,
-          },
-        }],
+        queues: [line('q1', { name: 'Main line' })],
       }],
       keys: [{
         ref: 'k1', scopes: [...ALL_SCOPES], businesses: [], queues: [],

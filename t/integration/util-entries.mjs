@@ -3,18 +3,9 @@
 
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { BASE, api, fixture, seed, sql, uniq } from './lib.mjs';
+import { ALL_SCOPES, BASE, HIGH_LIMITS, api, fixture, seed, sql, uniq } from './lib.mjs';
 
-// Rate limits high enough that no test here hits a 429 by accident.
-export const HIGH_LIMITS = {
-  readsPerMinute: 100000, writesPerMinute: 100000,
-  tenantReadsPerMinute: 100000, tenantWritesPerMinute: 100000,
-};
-
-export const ALL_SCOPES = [
-  'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
-  'webhooks:read', 'webhooks:write', 'analytics:read',
-];
+export { ALL_DAY, ALL_SCOPES, HIGH_LIMITS, TS_RE, assertError, line } from './lib.mjs';
 
 export const STATUSES = [
   'waiting', 'ready', 'confirmed', 'in_service', 'completed', 'cancelled', 'no_show',
@@ -31,23 +22,7 @@ export const ALLOWED = {
   no_show: [],
 };
 
-export const TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-export const ALL_DAY = { enabled: true, start: '00:00', end: '24:00' };
 const DAY_KEYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-
-// Every error is {"error", "code", "requestId"} with a matching header.
-export function assertError(res, status, code) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
-  assert.ok(res.json, `not JSON: ${res.text}`);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], res.text);
-  if (Array.isArray(code)) assert.ok(code.includes(res.json.code), `code ${res.json.code} not in ${code}: ${res.text}`);
-  else assert.equal(res.json.code, code, res.text);
-  assert.equal(typeof res.json.error, 'string');
-  assert.ok(res.json.requestId);
-  assert.equal(res.headers.get('x-request-id'), res.json.requestId);
-}
 
 // A mutating call with a fresh Idempotency-Key (unless one is given).
 export function write(method, path, key, body, idempotencyKey = uniq('idem')) {
@@ -161,24 +136,6 @@ export function hours(day, overrides = {}) {
   const days = {};
   for (const d of DAY_KEYS) days[d] = { ...day, ...(overrides[d] ?? {}) };
   return { ...day, days };
-}
-
-// A line definition (fixture form) with sensible defaults.
-export function line(ref, over = {}) {
-  const { availability = {}, ...rest } = over;
-  return {
-    ref, name: `line ${ref}`, timeZone: null,
-    services: ['s1'], customFields: ['f1'],
-    workingHours: { ...ALL_DAY },
-    availability: {
-      walkInsEnabled: true, walkInsPaused: false,
-      bookingsEnabled: true, bookingsPaused: false,
-      bookingSlotMinutes: 15, bookingHours: { ...ALL_DAY },
-      bookingCapacity: 2, serviceRequired: false,
-      ...availability,
-    },
-    ...rest,
-  };
 }
 
 // Seeds a fixture tenant with high limits; extra lines, services, fields

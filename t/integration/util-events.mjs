@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { api, sql, uniq } from './lib.mjs';
 
+export { ALL_SCOPES, HIGH_LIMITS, TS_RE, assertError } from './lib.mjs';
+
 export const EVENT_TYPES = [
   'waitlist.entry.created', 'waitlist.entry.updated',
   'waitlist.entry.status_changed', 'booking.created',
@@ -25,25 +27,6 @@ export const DATA_KEYS = {
   'booking.rescheduled': ['bookingId', 'entryId', 'previousScheduledFor', 'scheduledFor'],
   'booking.cancelled': ['bookingId', 'entryId'],
 };
-
-export const TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-// Limits high enough that the feed tests' polling never meets a 429.
-export const HIGH_LIMITS = {
-  readsPerMinute: 1000000, writesPerMinute: 1000000,
-  tenantReadsPerMinute: 1000000, tenantWritesPerMinute: 1000000,
-};
-
-// Every error is {"error", "code", "requestId"} and the header matches.
-export function assertError(res, status, code) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
-  assert.ok(res.json, `not JSON: ${res.text}`);
-  assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], res.text);
-  assert.equal(res.json.code, code, res.text);
-  assert.equal(typeof res.json.error, 'string');
-  assert.ok(res.json.requestId);
-  assert.equal(res.headers.get('x-request-id'), res.json.requestId);
-}
 
 // A time zone in which the local time now is around midday, so that a
 // booking 20-35 minutes ahead stays on the same local business day:
@@ -92,11 +75,6 @@ export function businessDef(ref, queues, timeZone = middayZone()) {
 export function keyDef(ref, scopes, { businesses = [], queues = [] } = {}) {
   return { ref, scopes, businesses, queues, expiresInDays: 365, integrationType: 'api' };
 }
-
-export const ALL_SCOPES = [
-  'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
-  'webhooks:read', 'webhooks:write', 'analytics:read',
-];
 
 // Builds a query string; commas in values are kept literal (types lists).
 export function query(params = {}) {

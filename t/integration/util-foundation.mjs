@@ -3,12 +3,9 @@
 // through fetch for requests api() cannot shape).
 
 import assert from 'node:assert/strict';
-import { BASE, api, ctl } from './lib.mjs';
+import { BASE, api } from './lib.mjs';
 
-export const ALL_SCOPES = [
-  'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
-  'webhooks:read', 'webhooks:write', 'analytics:read',
-];
+export { ALL_SCOPES, assertError, createKey, tenantSet } from './lib.mjs';
 
 export const DEFAULT_LIMITS = {
   readsPerMinute: 600,
@@ -25,21 +22,6 @@ export const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 // UTC, YYYY-MM-DDTHH:MM:SS.mmmZ (DECISIONS: Identifiers and formats).
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-// Every error is exactly {"error", "code", "requestId"}, JSON, and the
-// X-Request-Id header equals requestId.
-export function assertError(res, status, code) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
-  assert.ok(res.json, `not JSON: ${res.text}`);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], res.text);
-  assert.equal(res.json.code, code, res.text);
-  assert.equal(typeof res.json.error, 'string');
-  assert.ok(res.json.error.length > 0, 'error message is empty');
-  assert.equal(typeof res.json.requestId, 'string');
-  assert.ok(res.json.requestId.length > 0);
-  assert.equal(res.headers.get('x-request-id'), res.json.requestId);
-}
 
 // A 200 JSON answer with an X-Request-Id header; returns the body.
 export function assertOk(res, status = 200) {
@@ -69,20 +51,6 @@ export async function rawRequest(method, path, { headers = {}, body } = {}) {
     // not JSON
   }
   return { status: res.status, headers: res.headers, text, json };
-}
-
-// waitlistctl key create; returns {id, key}.
-export function createKey(tenantId, scopes, { businesses, queues, expiresInDays, type } = {}) {
-  const args = ['key', 'create', '--tenant', tenantId, '--scopes', scopes.join(',')];
-  if (businesses?.length) args.push('--businesses', businesses.join(','));
-  if (queues?.length) args.push('--queues', queues.join(','));
-  if (expiresInDays !== undefined) args.push('--expires-in-days', String(expiresInDays));
-  if (type) args.push('--type', type);
-  return ctl(...args);
-}
-
-export function tenantSet(tenantId, ...args) {
-  return ctl('tenant', 'set', tenantId, ...args);
 }
 
 // Follows nextCursor from path (which may carry a query) until it is null;

@@ -8,48 +8,17 @@
 
 import assert from 'node:assert/strict';
 import { createHash, randomInt } from 'node:crypto';
-import { api, ctl, sql } from './lib.mjs';
+import { api, sql } from './lib.mjs';
+
+export { ALL_SCOPES, assertError, createKey, tenantSet } from './lib.mjs';
 
 export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
-
-export const ALL_SCOPES = [
-  'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
-  'webhooks:read', 'webhooks:write', 'analytics:read',
-];
-
-// Every error is exactly {"error", "code", "requestId"} and the
-// X-Request-Id header equals requestId (SPEC "Errors", DECISIONS "Errors").
-export function assertError(res, status, code, what = '') {
-  const label = what ? `${what}: ` : '';
-  assert.equal(res.status, status, `${label}expected ${status} ${code}, got ${res.status}: ${res.text}`);
-  assert.ok(res.json, `${label}not JSON: ${res.text}`);
-  assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], `${label}${res.text}`);
-  assert.equal(res.json.code, code, `${label}${res.text}`);
-  assert.equal(typeof res.json.error, 'string');
-  assert.ok(res.json.error.length > 0, `${label}empty error message`);
-  assert.equal(typeof res.json.requestId, 'string');
-  assert.equal(res.headers.get('x-request-id'), res.json.requestId, `${label}X-Request-Id differs from requestId`);
-}
 
 export function assertOk(res, status = 200, what = '') {
   assert.equal(res.status, status, `${what ? `${what}: ` : ''}expected ${status}, got ${res.status}: ${res.text}`);
   assert.ok(res.json, `not JSON: ${res.text}`);
   return res.json;
-}
-
-// waitlistctl key create; returns {id, key}.
-export function createKey(tenantId, scopes, { businesses, queues, expiresInDays, type } = {}) {
-  const args = ['key', 'create', '--tenant', tenantId, '--scopes', scopes.join(',')];
-  if (businesses?.length) args.push('--businesses', businesses.join(','));
-  if (queues?.length) args.push('--queues', queues.join(','));
-  if (expiresInDays !== undefined) args.push('--expires-in-days', String(expiresInDays));
-  if (type) args.push('--type', type);
-  return ctl(...args);
-}
-
-export function tenantSet(tenantId, ...args) {
-  return ctl('tenant', 'set', tenantId, ...args);
 }
 
 export const sha256hex = (s) => createHash('sha256').update(s).digest('hex');

@@ -14,18 +14,11 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { validateResponse, validateSchema } from '../contract.mjs';
-import { BASE, api, businessCopy, ctl, fixture, seed, sleep, sql, uniq } from './lib.mjs';
+import {
+  BASE, HIGH_LIMITS, api, businessCopy, ctl, fixture, seed, sleep, sql, uniq,
+} from './lib.mjs';
 
-export const ALL_SCOPES = [
-  'waitlist:read', 'waitlist:write', 'guest:read', 'events:read',
-  'webhooks:read', 'webhooks:write', 'analytics:read',
-];
-
-// Rate limits far above what the tests use.
-export const HIGH_LIMITS = {
-  readsPerMinute: 1000000, writesPerMinute: 1000000,
-  tenantReadsPerMinute: 1000000, tenantWritesPerMinute: 1000000,
-};
+export { ALL_SCOPES, HIGH_LIMITS, TS_RE, assertError } from './lib.mjs';
 
 // Exact key sets (DECISIONS "Webhooks").
 export const SUB_KEYS = [
@@ -38,7 +31,6 @@ export const DELIVERY_KEYS = [
   'lastAttemptAt', 'nextAttemptAt', 'status', 'subscriptionId',
 ].sort();
 export const ATTEMPT_KEYS = ['attemptedAt', 'durationMs', 'errorClass', 'responseStatus'].sort();
-export const TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 // ---------------------------------------------------------------------
@@ -55,15 +47,6 @@ export async function wh(method, path, opts = {}) {
     contractProblems.push(`${method} ${path.replace(/\?.*/, '')} -> ${res.status}: ${e.message}`);
   }
   return res;
-}
-
-// Every error is {"error", "code", "requestId"} and the header matches.
-export function assertError(res, status, code) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
-  assert.ok(res.json, `not JSON: ${res.text}`);
-  assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], res.text);
-  if (code) assert.equal(res.json.code, code, res.text);
-  assert.equal(res.headers.get('x-request-id'), res.json.requestId);
 }
 
 // Subscriptions made through createSub(), for dropSubs().
