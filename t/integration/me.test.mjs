@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, fixture, seed } from './lib.mjs';
+import { api, fixture, seed, sql } from './lib.mjs';
 import {
   ALL_SCOPES, DEFAULT_LIMITS, assertError, assertKeys, assertOk, createKey, tenantSet,
 } from './util-foundation.mjs';
@@ -172,15 +172,24 @@ for (const { reason, status, set } of INELIGIBLE) {
     assert.equal(c.capabilities.publicApiEnabled, false);
     assert.equal(c.tenant.id, refs.t1);
     assert.deepEqual(c.limits, DEFAULT_LIMITS);
-    // Eligibility applies to every request, reads and writes alike.
-    assertError(await api('GET', '/waitlist/businesses', { key: refs.k1 }), status, reason);
-    assertError(await api('GET', `/waitlist/businesses/${refs.b1}`, { key: refs.k1 }), status, reason);
-    assertError(await api('GET', `/waitlist/queues?businessId=${refs.b1}`, { key: refs.k1 }), status, reason);
-    assertError(await api('GET', `/waitlist/queues/${refs.q1}`, { key: refs.k1 }), status, reason);
-    assertError(await api('GET', '/waitlist/entries', { key: refs.k1 }), status, reason);
+    // Eligibility applies to every request, reads and writes alike, and
+    // the refusal still carries the rate-limit headers.
+    const routes = [
+      '/waitlist/businesses', `/waitlist/businesses/${refs.b1}`,
+      `/waitlist/queues?businessId=${refs.b1}`, `/waitlist/queues/${refs.q1}`,
+      '/waitlist/entries', '/events', `/analytics/queues/${refs.q1}/summary`,
+      '/webhooks/subscriptions',
+    ];
+    for (const path of routes) {
+      const res = await api('GET', path, { key: refs.k1 });
+      assertError(res, status, reason, `GET ${path}`);
+      assert.ok(res.headers.get('ratelimit-policy'), `GET ${path}: RateLimit-Policy missing`);
+    }
     assertError(await api('POST', '/waitlist/entries', {
       key: refs.k1, idempotencyKey: `idem-${reason}`, body: { queueId: refs.q1, fullName: 'Ada' },
-    }), status, reason);
+    }), status, reason, 'POST /waitlist/entries');
+    assert.deepEqual(sql(`SELECT COUNT(*) FROM entries WHERE tenant_id = '${refs.t1}'`), [['0']],
+      'an ineligible tenant wrote an entry');
   });
 }
 

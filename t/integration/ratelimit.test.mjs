@@ -324,44 +324,6 @@ test('RateLimit-Policy follows the tenant limits at once, and a lowered limit ap
 
 // ---------------------------------------------------------- eligibility
 
-const INELIGIBLE = [
-  { reason: 'launch_disabled', status: 403, set: ['--public-api', 'off'] },
-  { reason: 'disabled_account', status: 403, set: ['--state', 'disabled'] },
-  { reason: 'demo_account', status: 403, set: ['--state', 'demo'] },
-  { reason: 'email_verification_required', status: 403, set: ['--email-verified', 'off'] },
-  { reason: 'billing_unavailable', status: 402, set: ['--billing', 'off'] },
-  { reason: 'subscription_required', status: 402, set: ['--plan', 'none'] },
-  { reason: 'upgrade_required', status: 402, set: ['--plan', 'starter'] },
-];
-
-for (const { reason, status, set } of INELIGIBLE) {
-  test(`eligibility ${reason}: GET /me 200 reports it, data routes answer ${status} ${reason}`, async () => {
-    const refs = seed(fixture());
-    assertOk(await api('GET', '/waitlist/businesses', { key: refs.k1 }));
-    tenantSet(refs.t1, ...set);
-    const me = assertOk(await api('GET', '/me', { key: refs.k1 }), 200, 'GET /me');
-    assert.equal(me.capabilities.unavailableReason, reason);
-    assert.equal(me.capabilities.publicApiEnabled, false);
-    const entries = countEntries(refs.t1);
-    const routes = [
-      ['GET', '/waitlist/businesses'],
-      ['GET', `/waitlist/queues/${refs.q1}`],
-      ['GET', '/events'],
-      ['GET', `/analytics/queues/${refs.q1}/summary`],
-      ['GET', '/webhooks/subscriptions'],
-    ];
-    for (const [method, path] of routes) {
-      const res = await api(method, path, { key: refs.k1 });
-      assertError(res, status, reason, `${method} ${path}`);
-      assert.ok(res.headers.get('ratelimit-policy'), `${method} ${path}: RateLimit-Policy missing on ${status}`);
-    }
-    assertError(await api('POST', '/waitlist/entries', {
-      key: refs.k1, idempotencyKey: uniq('idem'), body: walkIn(refs.q1),
-    }), status, reason, 'POST /waitlist/entries');
-    assert.equal(countEntries(refs.t1), entries, 'an ineligible tenant wrote an entry');
-  });
-}
-
 test('eligibility order when two reasons apply: launch flag, then state, email, billing, plan', async () => {
   const cases = [
     { set: ['--public-api', 'off', '--state', 'disabled'], status: 403, reason: 'launch_disabled' },
