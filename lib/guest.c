@@ -185,7 +185,6 @@ wl_field_consent(struct wl_ctx *ctx, const cJSON *obj, cJSON **out)
 	const char *src, *at, *ver;
 	const cJSON *c;
 	int64_t ms;
-	size_t n;
 	int rc;
 
 	*out = NULL;
@@ -208,12 +207,8 @@ wl_field_consent(struct wl_ctx *ctx, const cJSON *obj, cJSON **out)
 			       "of 1 to 100 characters");
 		return -1;
 	}
-	n = 0;
-	if (wl_json_get_string(c, "consentedAt", &at) == 1)
-		n = strlen(at);
-	if (n == 0 || wl_iso_to_ms(at, &ms) < 0 ||
-	    !(at[n - 1] == 'Z' || at[n - 1] == 'z' ||
-	      (n > 6 && strcmp(at + n - 6, "+00:00") == 0))) {
+	if (wl_json_get_string(c, "consentedAt", &at) != 1 ||
+	    wl_iso_utc_to_ms(at, &ms) < 0) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "smsConsent.consentedAt must be a UTC "
 			       "timestamp such as 2026-01-31T12:00:00Z");

@@ -149,26 +149,46 @@ digits(const char **p, int n, int *out)
 	return 0;
 }
 
+/* An optional separator: in the extended format (ext) it must be there,
+ * in the basic format it must not. */
+static int
+sep(const char **p, int ext, char c)
+{
+	if (!ext)
+		return **p == c ? -1 : 0;
+	if (**p != c)
+		return -1;
+	(*p)++;
+	return 0;
+}
+
 /*
- * Parse YYYY-MM-DDTHH:MM[:SS[.fff...]] followed by Z or +hh:mm / -hh:mm
- * (or +hhmm).  A timestamp without an offset is refused.  Returns 0 or -1.
+ * Parse an ISO 8601 date and time of day with an explicit offset: the
+ * extended format YYYY-MM-DDTHH:MM[:SS[.fff...]] or the basic format
+ * YYYYMMDDTHHMM[SS[.fff...]], then Z or +hh:mm, +hhmm or +hh (or -).
+ * A timestamp without an offset is refused.  Sets *offset to the offset
+ * in minutes.  Returns 0 or -1.
  */
-int
-wl_iso_to_ms(const char *s, int64_t *ms)
+static int
+iso_parse(const char *s, int64_t *ms, int *offset)
 {
 	int y, mo, d, h, mi, sec = 0, frac = 0, fd = 0, oh = 0, om = 0, sign;
 	const char *p = s;
+	int ext;
 
-	if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) ||
-	    *p++ != '-' || digits(&p, 2, &d))
+	if (digits(&p, 4, &y))
+		return -1;
+	ext = *p == '-';
+	if (sep(&p, ext, '-') || digits(&p, 2, &mo) || sep(&p, ext, '-') ||
+	    digits(&p, 2, &d))
 		return -1;
 	if (*p != 'T' && *p != 't')
 		return -1;
 	p++;
-	if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi))
+	if (digits(&p, 2, &h) || sep(&p, ext, ':') || digits(&p, 2, &mi))
 		return -1;
-	if (*p == ':') {
-		p++;
+	if (ext ? *p == ':' : isdigit((unsigned char)*p)) {
+		p += ext;
 		if (digits(&p, 2, &sec))
 			return -1;
 		if (*p == '.' || *p == ',') {
@@ -194,9 +214,9 @@ wl_iso_to_ms(const char *s, int64_t *ms)
 		sign = *p++ == '-' ? -1 : 1;
 		if (digits(&p, 2, &oh))
 			return -1;
-		if (*p == ':')
-			p++;
-		if (digits(&p, 2, &om))
+		/* Minutes after a colon, or directly, or none (+hh). */
+		if (*p == ':' ? (p++, digits(&p, 2, &om))
+			      : *p != '\0' && digits(&p, 2, &om))
 			return -1;
 		if (oh > 23 || om > 59)
 			return -1;
@@ -209,12 +229,35 @@ wl_iso_to_ms(const char *s, int64_t *ms)
 	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 ||
 	    d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
 		return -1;
+	*offset = oh * 60 + om;
 	*ms = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
 	       h * 3600 + mi * 60 + sec - oh * 3600 - om * 60) *
 		  1000 +
 	      frac;
 	/* Both ends print back in the four-digit-year response format. */
 	return *ms < 0 || *ms > 253402300799999LL ? -1 : 0;
+}
+
+/* An ISO 8601 timestamp with an explicit offset (see iso_parse()). */
+int
+wl_iso_to_ms(const char *s, int64_t *ms)
+{
+	int offset;
+
+	return iso_parse(s, ms, &offset);
+}
+
+/* The same, in UTC only: Z or a zero offset (+00:00, -0000, +00...). */
+int
+wl_iso_utc_to_ms(const char *s, int64_t *ms)
+{
+	int64_t v;
+	int offset;
+
+	if (iso_parse(s, &v, &offset) < 0 || offset != 0)
+		return -1;
+	*ms = v;
+	return 0;
 }
 
 /* "HH:MM" in 00:00..24:00; sets *minutes.  Returns 0 or -1. */

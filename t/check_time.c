@@ -73,6 +73,12 @@ START_TEST(iso_with_z_is_parsed)
 	ck_assert_int_eq(parsed("2026-03-29t01:30:00z"), T_20260329_0130Z);
 	ck_assert_int_eq(parsed("2026-03-29T01:30Z"), T_20260329_0130Z);
 	ck_assert_int_eq(parsed("1970-01-01T00:00:00Z"), 0);
+	/* The basic format, without separators. */
+	ck_assert_int_eq(parsed("20260329T013000Z"), T_20260329_0130Z);
+	ck_assert_int_eq(parsed("20260329T0130Z"), T_20260329_0130Z);
+	ck_assert_int_eq(parsed("20260329T033000.000+0200"),
+			 T_20260329_0130Z);
+	ck_assert_int_eq(parsed("20260329T0330+02"), T_20260329_0130Z);
 	ck_assert_int_eq(parsed("2024-02-29T12:34:56.789Z"), 1709210096789LL);
 }
 END_TEST
@@ -82,6 +88,8 @@ START_TEST(iso_offsets_are_applied)
 	ck_assert_int_eq(parsed("2026-03-29T03:30:00+02:00"),
 			 T_20260329_0130Z);
 	ck_assert_int_eq(parsed("2026-03-29T03:30:00+0200"), T_20260329_0130Z);
+	ck_assert_int_eq(parsed("2026-03-29T03:30:00+02"), T_20260329_0130Z);
+	ck_assert_int_eq(parsed("2026-03-29T01:30:00+00"), T_20260329_0130Z);
 	ck_assert_int_eq(parsed("2026-03-28T20:00:00-05:30"),
 			 T_20260329_0130Z);
 	ck_assert_int_eq(parsed("2026-03-29T01:30:00+00:00"),
@@ -93,6 +101,32 @@ START_TEST(iso_offsets_are_applied)
 			 T_20260329_0130Z - 2 * 3600000);
 	ck_assert_int_eq(parsed("2026-03-29T01:30:00-05:30"),
 			 T_20260329_0130Z + 5 * 3600000 + 30 * 60000);
+}
+END_TEST
+
+START_TEST(iso_utc_takes_a_zero_offset_only)
+{
+	static const char *const utc[] = {
+	    "2026-03-29T01:30:00Z", "2026-03-29T01:30:00+00:00",
+	    "2026-03-29T01:30:00-00:00", "2026-03-29T01:30:00+0000",
+	    "2026-03-29T01:30:00+00", "20260329T013000Z",
+	};
+	static const char *const other[] = {
+	    "2026-03-29T03:30:00+02:00", "2026-03-29T01:30:00+00:01",
+	    "2026-03-29T01:30:00-01", "2026-03-29T01:30:00",
+	};
+	size_t i;
+	int64_t ms;
+
+	for (i = 0; i < sizeof(utc) / sizeof(*utc); i++) {
+		ms = 0;
+		ck_assert_msg(wl_iso_utc_to_ms(utc[i], &ms) == 0, "refused %s",
+			      utc[i]);
+		ck_assert_int_eq(ms, T_20260329_0130Z);
+	}
+	for (i = 0; i < sizeof(other) / sizeof(*other); i++)
+		ck_assert_msg(wl_iso_utc_to_ms(other[i], &ms) == -1,
+			      "accepted %s", other[i]);
 }
 END_TEST
 
@@ -143,7 +177,13 @@ START_TEST(iso_bad_fields_are_refused)
 	    "2026-03-29T1:30:00Z",
 	    "2026-03-29T01:30:00.Z",
 	    "2026-03-29T01:30:00+2",
-	    "2026-03-29T01:30:00+02",
+	    "2026-03-29T01:30:00+02:",
+	    "2026-03-29T01:30:00+021",
+	    "2026-03-29T0130Z",
+	    "20260329T01:30Z",
+	    "2026032T0130Z",
+	    "20260329T013Z",
+	    "20260329T01300Z",
 	    "2026-03-29T01:30:00+02:0",
 	    "2026-03-29T01:30:00+24:00",
 	    "2026-03-29T01:30:00+02:60",
@@ -621,6 +661,7 @@ suite_time(void)
 	tcase_add_test(ti, ms_to_iso_pads_every_field);
 	tcase_add_test(ti, iso_with_z_is_parsed);
 	tcase_add_test(ti, iso_offsets_are_applied);
+	tcase_add_test(ti, iso_utc_takes_a_zero_offset_only);
 	tcase_add_test(ti, iso_fraction_is_milliseconds);
 	tcase_add_test(ti, iso_without_offset_is_refused);
 	tcase_add_test(ti, iso_bad_fields_are_refused);

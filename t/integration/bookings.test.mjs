@@ -62,6 +62,19 @@ function withOffset(ms, zone) {
   return `${local}${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
 }
 
+test('scheduledFor may use the ISO 8601 basic format or an hour-only offset', async () => {
+  const at = nextSlot() + 2 * SLOT_MS;
+  const basic = iso(at).replace(/[-:]/g, '');
+  for (const form of [basic, iso(at).replace('Z', '+00')]) {
+    const res = await create(A.key, booking(A.queueId, form));
+    assert.equal(res.status, 201, `${form}: ${res.text}`);
+    assert.equal(res.json.entry.scheduledFor, iso(at), form);
+  }
+  // Basic and extended mixed is neither.
+  const mixed = iso(at).slice(0, 11) + basic.slice(9);
+  assertError(await create(A.key, booking(A.queueId, mixed)), 400, 'validation_failed');
+});
+
 test('a booking is created confirmed with its booking id, time and events', async () => {
   const at = nextSlot();
   const res = await create(A.key, booking(A.queueId, withOffset(at, ZONE), { phone: '+15550001111' }));
