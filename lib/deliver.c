@@ -467,7 +467,8 @@ struct outcome {
  * Decide what follows an attempt: 2xx succeeded; 410 failed (and the
  * subscription disabled, by the caller); network errors, timeouts, 408,
  * 429 and 5xx retried with backoff until the attempt or age limit;
- * anything else failed.  Appends the redacted attempt record.
+ * anything else (3xx, other 4xx, a status past 599) failed.  Appends
+ * the redacted attempt record.
  */
 static int
 decide(const struct wl_config *cfg, const struct wl_attempt *at,
@@ -477,7 +478,7 @@ decide(const struct wl_config *cfg, const struct wl_attempt *at,
 	const struct wl_send_result *res = &at->res;
 	int st = res->http_status;
 	int retry = res->timed_out || st == 0 || st == 408 || st == 429 ||
-		    st >= 500;
+		    (st >= 500 && st <= 599);
 	cJSON *attempts = cJSON_Parse(s->attempts), *a;
 	unsigned rnd = 0;
 

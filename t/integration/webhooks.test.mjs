@@ -611,6 +611,27 @@ describe('delivery', () => {
     assert.equal((await getSub(t.k1, s.id)).status, 'active');
   });
 
+  test('a status past 599 is not a 5xx: it fails at once without a retry', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('fail999'));
+    rx.plan(url, { status: 999 }, { status: 600 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 2, 10000);
+    await sleep(2500);
+    assert.equal(rx.at(url).length, 2, 'a failed delivery was retried');
+    const list = await listDeliveries(t.k1, s.id);
+    assert.equal(list.length, 2);
+    for (const d of list) {
+      assert.equal(d.status, 'failed');
+      assert.equal(d.attemptCount, 1);
+      assert.equal(d.nextAttemptAt, null);
+      assert.equal(d.attempts[0].errorClass, 'http');
+    }
+    assert.deepEqual(list.map((d) => d.attempts[0].responseStatus).sort(), [600, 999]);
+  });
+
   test('410 disables the subscription (endpoint_gone) and nothing more is sent to it', async () => {
     const t = newTenant();
     const url = rx.url(uniq('gone'));
