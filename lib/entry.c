@@ -96,6 +96,7 @@ wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
 	wl_json_add_str(o, "serviceTypeId", wl_rows_str(rows, r, 11));
 	if (guest) {
 		v = cd ? cJSON_Parse(cd) : NULL;
+		wl_json_exact_numbers(v);
 		cJSON_AddItemToObject(o, "customData",
 				      v ? v : cJSON_CreateObject());
 	}

@@ -94,6 +94,7 @@ int wl_json_get_array(const cJSON *, const char *, const cJSON **);
 cJSON *wl_json_add_str(cJSON *, const char *, const char *); /* NULL: null */
 cJSON *wl_json_add_int(cJSON *, const char *, long long);
 cJSON *wl_json_add_bool(cJSON *, const char *, int);
+int wl_json_exact_numbers(cJSON *);
 cJSON *wl_json_add_ts(cJSON *, const char *, int64_t ms); /* <0: null */
 /* Valid UTF-8 without NUL? */
 int wl_utf8_valid(const char *, size_t);

@@ -52,11 +52,15 @@ wl_body_json(struct wl_ctx *ctx)
 	return root;
 }
 
+/* No control characters but tabs, and line breaks when multiline. */
 static int
-no_controls(const char *s)
+no_controls(const char *s, int multiline)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 && *s != '\t')
+	unsigned char c;
+
+	for (; (c = (unsigned char)*s) != '\0'; s++)
+		if ((c < 0x20 || c == 0x7f) && c != '\t' &&
+		    !(multiline && (c == '\n' || c == '\r')))
 			return 0;
 	return 1;
 }
@@ -87,9 +91,14 @@ wl_field_string(struct wl_ctx *ctx, const cJSON *obj, const char *name,
 			       max);
 		return -1;
 	}
-	if (!multiline && !no_controls(*out)) {
+	if (!no_controls(*out, multiline)) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-			       "%s must not contain control characters", name);
+			       multiline ? "%s must not contain control "
+					   "characters other than line breaks "
+					   "and tabs"
+					 : "%s must not contain control "
+					   "characters other than tabs",
+			       name);
 		return -1;
 	}
 	return 1;
@@ -198,9 +207,9 @@ wl_field_consent(struct wl_ctx *ctx, const cJSON *obj, cJSON **out)
 	if (wl_body_only(ctx, c, keys) < 0)
 		return -1;
 	if (wl_json_get_string(c, "source", &src) != 1 || *src == '\0' ||
-	    wl_utf8_len(src) > 100 || !no_controls(src) ||
+	    wl_utf8_len(src) > 100 || !no_controls(src, 0) ||
 	    wl_json_get_string(c, "disclosureVersion", &ver) != 1 ||
-	    *ver == '\0' || wl_utf8_len(ver) > 100 || !no_controls(ver)) {
+	    *ver == '\0' || wl_utf8_len(ver) > 100 || !no_controls(ver, 0)) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "smsConsent.source and "
 			       "smsConsent.disclosureVersion must be strings "
@@ -249,6 +258,13 @@ value_ok(struct wl_ctx *ctx, const struct wl_rows *f, size_t r,
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "customData.%s must be a string of at most 1000 "
 			       "characters",
+			       id);
+		return -1;
+	}
+	if (!no_controls(v->valuestring, 1)) {
+		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
+			       "customData.%s must not contain control "
+			       "characters other than line breaks and tabs",
 			       id);
 		return -1;
 	}
@@ -325,7 +341,8 @@ wl_custom_data_merge(struct wl_ctx *ctx, const char *queue_id, cJSON *data,
 				       wl_rows_str(f, r, 1));
 			goto out;
 		}
-	rc = 0;
+	/* Stored and answered with every digit the client sent. */
+	rc = wl_json_exact_numbers(data) < 0 ? WL_ERR_NOMEM : 0;
 out:
 	wl_rows_free(f);
 	return rc;

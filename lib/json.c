@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "extern.h"
@@ -115,6 +116,44 @@ wl_json_add_int(cJSON *obj, const char *name, long long v)
 	if (v < 0)
 		*--p = '-';
 	return cJSON_AddRawToObject(obj, name, p);
+}
+
+/*
+ * Replace every number below item with its shortest decimal form that
+ * reads back as the same double (cJSON prints "%1.15g" and accepts it
+ * when it is merely close: 9007199254740991 would become
+ * 9007199254740990).  Returns 0, or -1 when out of memory.
+ */
+int
+wl_json_exact_numbers(cJSON *item)
+{
+	cJSON *c, *next, *raw;
+	char buf[32];
+	int prec;
+
+	for (c = item ? item->child : NULL; c; c = next) {
+		next = c->next;
+		if (!cJSON_IsNumber(c)) {
+			if (wl_json_exact_numbers(c) < 0)
+				return -1;
+			continue;
+		}
+		for (prec = 15; prec < 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, c->valuedouble);
+			if (strtod(buf, NULL) == c->valuedouble)
+				break;
+		}
+		if (prec == 17)
+			snprintf(buf, sizeof(buf), "%.17g", c->valuedouble);
+		if ((raw = cJSON_CreateRaw(buf)) == NULL)
+			return -1;
+		/* The member's name moves over (the call below frees c). */
+		raw->string = c->string;
+		raw->type |= c->type & cJSON_StringIsConst;
+		c->string = NULL;
+		cJSON_ReplaceItemViaPointer(item, c, raw);
+	}
+	return 0;
 }
 
 cJSON *

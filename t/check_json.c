@@ -179,6 +179,26 @@ START_TEST(add_int_writes_every_digit)
 }
 END_TEST
 
+START_TEST(exact_numbers_keep_every_digit_and_the_names)
+{
+	cJSON *o = cJSON_Parse("{\"a\":9007199254740991,\"b\":0.30000000000000004,"
+			       "\"c\":[1.0000000000000002,42.5,{\"d\":-0.1}],"
+			       "\"e\":\"x\",\"f\":1e300,\"g\":5}");
+	char *text;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(wl_json_exact_numbers(o), 0);
+	ck_assert_ptr_nonnull(text = cJSON_PrintUnformatted(o));
+	ck_assert_str_eq(text, "{\"a\":9007199254740991,"
+			       "\"b\":0.30000000000000004,"
+			       "\"c\":[1.0000000000000002,42.5,{\"d\":-0.1}],"
+			       "\"e\":\"x\",\"f\":1e+300,\"g\":5}");
+	free(text);
+	cJSON_Delete(o);
+	ck_assert_int_eq(wl_json_exact_numbers(NULL), 0);
+}
+END_TEST
+
 START_TEST(utf8_accepts_ascii_and_multibyte)
 {
 	static const char *const ok[] = {
@@ -444,6 +464,7 @@ suite_json(void)
 	tcase_add_test(tg, get_object_and_array_check_the_type);
 	tcase_add_test(tg, adders_write_nulls_and_timestamps);
 	tcase_add_test(tg, add_int_writes_every_digit);
+	tcase_add_test(tg, exact_numbers_keep_every_digit_and_the_names);
 	suite_add_tcase(s, tg);
 	tcase_add_test(tu, utf8_accepts_ascii_and_multibyte);
 	tcase_add_test(tu, utf8_refuses_malformed_sequences);

@@ -109,6 +109,19 @@ test('a walk-in with every optional field keeps them, consent normalized to UTC'
   assert.deepEqual(await getEntry(A.key, e.id), e);
 });
 
+test('number custom fields keep every digit the client sent', async () => {
+  const values = [9007199254740991, 0.30000000000000004, 1.0000000000000002, -0.1, 1e300];
+  for (const v of values) {
+    const raw = `{"queueId":"${A.queueId}","fullName":"Num","customData":{"${A.f2}":${JSON.stringify(v)}}}`;
+    const res = await api('POST', '/waitlist/entries', { key: A.key, idempotencyKey: uniq('idem'), rawBody: raw });
+    assert.equal(res.status, 201, res.text);
+    assert.match(res.text, new RegExp(`"${A.f2}":${JSON.stringify(v).replace(/[.+]/g, '\\$&')}[,}]`), res.text);
+    const got = await api('GET', `/waitlist/entries/${res.json.entry.id}`, { key: A.key });
+    assert.equal(got.json.entry.customData[A.f2], v);
+    assert.ok(got.text.includes(`"${A.f2}":${JSON.stringify(v)}`), got.text);
+  }
+});
+
 test('creation writes waitlist.entry.created with ids and states only', async () => {
   const e = await mustCreate(A.key, base({ phone: PHONE, notes: NOTES }));
   const evs = events(A.tenantId).filter((x) => x.body.resourceId === e.id);

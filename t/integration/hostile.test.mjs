@@ -177,6 +177,22 @@ test('non-ASCII text round-trips exactly, including 4-byte characters', async ()
   assert.equal(big.json.entry.fullName, emoji);
 });
 
+test('control characters are refused, but tabs everywhere and line breaks in free text', async () => {
+  const bad = ['\x01', '\x1b[31m', '\x7f'];
+  const cases = [];
+  for (const c of bad) {
+    cases.push({ fullName: `A${c}B` }, { notes: `n${c}` }, { externalReference: uniq(`r${c}`) },
+      { customData: { [A.f2]: `t${c}` } });
+  }
+  cases.push({ fullName: 'line\nbreak' }, { fullName: 'cr\rhere' });
+  await unchanged(() => each(cases,
+    (extra) => create(A.key, { queueId: A.queueId, partySize: 1, fullName: 'Ctl', ...extra }),
+    (res, extra) => assertError(res, 400, 'validation_failed', JSON.stringify(extra))));
+  const ok = { fullName: 'Tab\tName', notes: 'a\r\nb\tc', customData: { [A.f2]: 'x\ny\tz' } };
+  const e = await mustCreate(A.key, { queueId: A.queueId, partySize: 1, ...ok });
+  for (const [k, v] of Object.entries(ok)) assert.deepEqual(e[k], v, k);
+});
+
 test('over-long strings are 400, never a database error', async () => {
   const many = {};
   for (let i = 0; i < 2000; i++) many[`cf_${i}`] = i;
