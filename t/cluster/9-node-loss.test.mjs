@@ -101,20 +101,30 @@ function entriesOn(n) {
   return Number(sqlOn(n, `SELECT COUNT(*) FROM entries WHERE tenant_id='${T.tenantId}'`)[0][0]);
 }
 
-test('database node 3 dies mid-run: every request still succeeds; it rejoins', async () => {
+// Kill database node n under four lanes of load, run whileDown() at once,
+// wait for the cluster to evict it and 2 s more, and stop the lanes
+// whatever fails: a failure must not leave them running, or the run would
+// never end.
+async function killUnderLoad(n, whileDown = async () => {}) {
   const l = load(4);
   let killedAt;
   let evictedMs;
   try {
     await sleep(1000);
     killedAt = Date.now();
-    node('db-kill', 3);
-    await waitUntil(() => node('db-size', 1) === '2', 30000, 'the cluster to evict node 3');
+    node('db-kill', n);
+    await whileDown();
+    await waitUntil(() => node('db-size', 1) === '2', 30000, `the cluster to evict node ${n}`);
     evictedMs = Date.now() - killedAt;
     await sleep(2000);
   } finally {
     await l.stop();
   }
+  return { l, killedAt, evictedMs };
+}
+
+test('database node 3 dies mid-run: every request still succeeds; it rejoins', async () => {
+  const { l, killedAt, evictedMs } = await killUnderLoad(3);
   const s = summary(l.log);
   console.log(`# node 3 killed: evicted after ${evictedMs} ms; ${s.requests} requests, ${s.failed} failed, ${l.retries.length} retried, p50 ${s.p50Ms} ms, max ${s.maxMs} ms`);
   assert.equal(s.failed, 0, s.badSamples.join('\n'));
@@ -132,13 +142,7 @@ test('database node 2 dies mid-run: app node 2 answers 503, the balanced port ke
   const probe = await write(2, 'POST', '/waitlist/entries', T.key, { queueId: T.queueId, fullName: 'Probe' });
   assert.equal(probe.status, 201, probe.text);
   const probePath = `/waitlist/entries/${probe.json.entry.id}`;
-  const l = load(4);
-  let killedAt;
-  let evictedMs;
-  try {
-    await sleep(1000);
-    killedAt = Date.now();
-    node('db-kill', 2);
+  const { l, killedAt, evictedMs } = await killUnderLoad(2, async () => {
     // App node 2 cannot reach its database: 503 unavailable, JSON, for
     // whatever needs it.  (GET /me may still answer from a worker's key
     // cache for up to key_cache_seconds, 1 s here: it needs no statement.)
@@ -146,14 +150,7 @@ test('database node 2 dies mid-run: app node 2 answers 503, the balanced port ke
     assertError(await api('GET', at(2, probePath), { key: T.key }), 503, 'unavailable');
     const w = await write(2, 'POST', '/waitlist/entries', T.key, { queueId: T.queueId, fullName: 'Direct' });
     assertError(w, 503, 'unavailable');
-    await waitUntil(() => node('db-size', 1) === '2', 30000, 'the cluster to evict node 2');
-    evictedMs = Date.now() - killedAt;
-    await sleep(2000);
-  } finally {
-    // A failure above must not leave the lanes running: the run would
-    // never end.
-    await l.stop();
-  }
+  });
   const s = summary(l.log);
   const after = l.log.filter((x) => x.at > killedAt + 200);
   console.log(`# node 2 killed: evicted after ${evictedMs} ms; ${s.requests} requests, ${s.failed} failed, ${l.retries.length} retried, p50 ${s.p50Ms} ms, max ${s.maxMs} ms; after the kill served by app node 1: ${after.filter((x) => x.node === 1).length} of ${after.length}`);
