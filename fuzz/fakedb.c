@@ -132,11 +132,19 @@ wl_sql_raw(struct wl_db *db, const char *sql)
 	return WL_OK;
 }
 
-unsigned long long
-wl_sql_insert_id(struct wl_db *db)
+int
+wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
+             size_t nargs)
 {
-	(void)db;
-	return 1;
+	return wl_sql_exec(db, id, args, nargs, NULL, NULL);
+}
+
+int
+wl_sql_do_id(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
+             size_t nargs, unsigned long long *value)
+{
+	*value = 1;
+	return wl_sql_exec(db, id, args, nargs, NULL, NULL);
 }
 
 int

@@ -155,8 +155,8 @@ wl_booking_capacity(struct wl_ctx *ctx, const struct wl_queue *q,
 	long long taken;
 	int rc;
 
-	if ((rc = wl_sql_do(ctx->app->db, STMT_QUEUE_BOOKING_LOCK,
-			    SQL_ARGS(SQL_STR(q->id)))) != WL_OK)
+	if ((rc = wl_sql_later(ctx->app->db, STMT_QUEUE_BOOKING_LOCK,
+			       SQL_ARGS(SQL_STR(q->id)))) != WL_OK)
 		return rc;
 	if ((rc = intervals_load(ctx, q->id, at, end, exclude, &iv)) != WL_OK)
 		return rc;
@@ -344,10 +344,10 @@ wl_h_booking_reschedule(struct wl_ctx *ctx)
 	    (rc = wl_booking_place(ctx, &q, at, minutes, wl_rows_str(e, 0, 0),
 				   &end)) != 0)
 		goto out;
-	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_RESCHEDULE,
-		       SQL_ARGS(SQL_INT(at), SQL_INT(end), SQL_INT(now),
-				SQL_STR(wl_rows_str(e, 0, 0)),
-				SQL_INT(version)));
+	rc = wl_sql_later(ctx->app->db, STMT_ENTRY_RESCHEDULE,
+			  SQL_ARGS(SQL_INT(at), SQL_INT(end), SQL_INT(now),
+				   SQL_STR(wl_rows_str(e, 0, 0)),
+				   SQL_INT(version)));
 	if (rc != WL_OK)
 		goto out;
 	data = cJSON_CreateObject();

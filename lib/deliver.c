@@ -129,10 +129,10 @@ fanout_txn(struct wl_db *db, void *arg)
 	if (rc != WL_OK || moved == 0)
 		return rc != WL_OK ? rc : WL_ERR_CONFLICT; /* someone else did */
 	if ((rc = fanout_rows(f, &rows, &n)) == WL_OK && n > 0)
-		rc = wl_sql_do(db, STMT_DELIVERY_INSERT,
-			       SQL_ARGS(SQL_STR(tenant), SQL_STR(sub),
-					SQL_INT(now), SQL_INT(now),
-					SQL_INT(now), SQL_STR(rows)));
+		rc = wl_sql_later(db, STMT_DELIVERY_INSERT,
+				  SQL_ARGS(SQL_STR(tenant), SQL_STR(sub),
+					   SQL_INT(now), SQL_INT(now),
+					   SQL_INT(now), SQL_STR(rows)));
 	free(rows);
 	if (rc == WL_OK)
 		f->created = n;
@@ -529,18 +529,19 @@ record_txn(struct wl_db *db, void *arg)
 	size_t i;
 	int rc;
 
-	rc = wl_sql_do(db, STMT_RECORD,
-		       SQL_ARGS(SQL_STR(b->batch), SQL_INT(b->now),
-				SQL_STR(b->owner)));
+	rc = wl_sql_later(db, STMT_RECORD,
+			  SQL_ARGS(SQL_STR(b->batch), SQL_INT(b->now),
+				   SQL_STR(b->owner)));
 	for (i = 0; rc == WL_OK && i < b->n; i++) {
 		const char *sub = b->v[i].a->send->subscription_id;
 		if (b->v[i].a->res.http_status != 410)
 			continue;
-		rc = wl_sql_do(db, STMT_SUB_DISABLE,
-			       SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
+		rc = wl_sql_later(db, STMT_SUB_DISABLE,
+				  SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
 		if (rc == WL_OK)
-			rc = wl_sql_do(db, STMT_DELIVERY_FAIL_PENDING,
-				       SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
+			rc = wl_sql_later(
+			    db, STMT_DELIVERY_FAIL_PENDING,
+			    SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
 	}
 	return rc;
 }

@@ -47,11 +47,11 @@ history(struct wl_ctx *ctx, const char *entry, long long version,
 	const char *queue, const char *status, const char *previous,
 	int64_t now)
 {
-	return wl_sql_do(ctx->app->db, STMT_HISTORY_INSERT,
-			 SQL_ARGS(SQL_STR(entry), SQL_INT(version),
-				  SQL_STR(ctx->key.tenant.id), SQL_STR(queue),
-				  SQL_STR(status), SQL_STR(previous),
-				  SQL_INT(now)));
+	return wl_sql_later(ctx->app->db, STMT_HISTORY_INSERT,
+			    SQL_ARGS(SQL_STR(entry), SQL_INT(version),
+				     SQL_STR(ctx->key.tenant.id),
+				     SQL_STR(queue), SQL_STR(status),
+				     SQL_STR(previous), SQL_INT(now)));
 }
 
 /*
@@ -93,7 +93,7 @@ line_move(struct wl_ctx *ctx, const struct wl_rows *e, enum wl_status from,
 
 	if (wl_rows_int(e, 0, L_IS_BOOKING) || (!ret && !dep && !served))
 		return WL_OK;
-	return wl_sql_do(
+	return wl_sql_later(
 	    ctx->app->db, STMT_LINE_MOVE,
 	    SQL_ARGS(SQL_INT(ret), SQL_INT(t), SQL_INT(dep), SQL_INT(t),
 		     SQL_INT(ret), served ? SQL_INT(w) : SQL_NULL,
@@ -140,11 +140,11 @@ wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
 		return rc < 0 ? WL_OK : rc;
 	if ((rc = line_move(ctx, e, (enum wl_status)from, to, now)) != WL_OK)
 		return rc;
-	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_SET_STATUS,
-		       SQL_ARGS(SQL_STR(wl_status_names[to]), SQL_INT(now),
-				SQL_STR(wl_status_names[to]), SQL_INT(now),
-				SQL_STR(wl_status_names[to]), SQL_INT(now),
-				SQL_STR(id), SQL_INT(version)));
+	rc = wl_sql_later(ctx->app->db, STMT_ENTRY_SET_STATUS,
+			  SQL_ARGS(SQL_STR(wl_status_names[to]), SQL_INT(now),
+				   SQL_STR(wl_status_names[to]), SQL_INT(now),
+				   SQL_STR(wl_status_names[to]), SQL_INT(now),
+				   SQL_STR(id), SQL_INT(version)));
 	if (rc == WL_OK)
 		rc = history(ctx, id, version + 1, wl_rows_str(e, 0, L_QUEUE),
 			     wl_status_names[to], wl_status_names[from], now);
@@ -254,18 +254,19 @@ static int
 allowance(struct wl_ctx *ctx, int64_t now)
 {
 	char month[WL_TS_MAX];
+	unsigned long long guests;
 	int rc;
 
 	/* The UTC month, "YYYY-MM": the timestamp's first seven characters
 	 * (no time zone switch, which would reload the zone file). */
 	wl_ms_to_iso(now, month);
 	month[7] = '\0';
-	rc = wl_sql_do(ctx->app->db, STMT_USAGE_BUMP,
-		       SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
+	rc = wl_sql_do_id(ctx->app->db, STMT_USAGE_BUMP,
+			  SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)),
+			  &guests);
 	if (rc != WL_OK)
 		return rc;
-	if ((long long)wl_sql_insert_id(ctx->app->db) >
-	    ctx->key.tenant.guest_allowance) {
+	if ((long long)guests > ctx->key.tenant.guest_allowance) {
 		wl_reply_error(ctx, WL_C_GUEST_ALLOWANCE_EXCEEDED,
 			       "the guest allowance of %lld this month is used "
 			       "up",
@@ -290,17 +291,16 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	char guest[WL_ID_MAX];
 	char *consent;
-	long long ticket = 0;
 	int rc;
 
 	if (wl_id_new("gst_", guest) != WL_OK)
 		return WL_ERR_CRYPTO;
+	/* The ticket goes into the entry as LAST_INSERT_ID(): it is issued
+	 * just before the insert, which goes with it in one round trip. */
 	rc = history(ctx, id, 1, q->id, wl_status_names[st], NULL, now);
-	if (rc == WL_OK && !c->is_booking) {
-		rc = wl_sql_do(ctx->app->db, STMT_TICKET_ISSUE,
-			       SQL_ARGS(SQL_STR(q->id)));
-		ticket = (long long)wl_sql_insert_id(ctx->app->db);
-	}
+	if (rc == WL_OK && !c->is_booking)
+		rc = wl_sql_later(ctx->app->db, STMT_TICKET_ISSUE,
+				  SQL_ARGS(SQL_STR(q->id)));
 	if (rc != WL_OK)
 		return rc;
 	consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
@@ -315,7 +315,7 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 		     SQL_STR(c->extref),
 		     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
 		     c->is_booking ? SQL_INT(end) : SQL_NULL, SQL_STR(consent),
-		     c->is_booking ? SQL_NULL : SQL_INT(ticket), SQL_INT(now),
+		     SQL_INT(!c->is_booking), SQL_INT(now),
 		     SQL_INT(now)),
 	    row, NULL);
 	free(consent);
@@ -649,15 +649,15 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 	cJSON *data, *changed;
 	int rc, i;
 
-	rc = wl_sql_do(ctx->app->db, STMT_ENTRY_EDIT,
-		       SQL_ARGS(SQL_STR(ed->name), SQL_STR(ed->phone),
-				SQL_INT(ed->party), SQL_STR(ed->notes),
-				SQL_STR(ed->svc), SQL_STR(custom),
-				SQL_STR(ed->extref),
-				wl_rows_int(e, 0, L_IS_BOOKING)
-				    ? SQL_INT(ed->end)
-				    : SQL_NULL,
-				SQL_INT(now), SQL_STR(id), SQL_INT(ed->version)));
+	rc = wl_sql_later(ctx->app->db, STMT_ENTRY_EDIT,
+			  SQL_ARGS(SQL_STR(ed->name), SQL_STR(ed->phone),
+				   SQL_INT(ed->party), SQL_STR(ed->notes),
+				   SQL_STR(ed->svc), SQL_STR(custom),
+				   SQL_STR(ed->extref),
+				   wl_rows_int(e, 0, L_IS_BOOKING)
+				       ? SQL_INT(ed->end)
+				       : SQL_NULL,
+				   SQL_INT(now), SQL_STR(id), SQL_INT(ed->version)));
 	if (rc != WL_OK)
 		return rc;
 	data = cJSON_CreateObject();

@@ -145,6 +145,8 @@ enum wl_stmt {
 	STMT_IDEM_GET,
 	STMT_IDEM_INSERT,
 	STMT_IDEM_CLAIM,
+	STMT_IDEM_MARK,
+	STMT_IDEM_MARK_GET,
 	STMT_IDEM_ANSWER,
 	STMT_USAGE_BUMP,
 	STMT_ENTRY_GET,
@@ -196,6 +198,9 @@ enum wl_stmt {
 	STMT_SUB_DISABLE,
 	STMT_PURGE_DELIVERIES,
 	STMT_BOOKING_INTERVALS,
+	STMT_TXN_START,
+	STMT_TXN_COMMIT,
+	STMT_LAST_ID,
 	STMT__MAX
 };
 
@@ -256,9 +261,18 @@ int wl_sql_exec(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
 /* Like wl_sql_exec for statements without a result. */
 int wl_sql_do(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
 	      size_t nargs);
+/*
+ * In a transaction: queue a write whose outcome is not needed at once; it
+ * is sent with the next statement that needs an answer (or the commit) in
+ * one round trip, and that call reports its failure.
+ */
+int wl_sql_later(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
+		 size_t nargs);
+/* Run a statement that sets LAST_INSERT_ID() and give that value. */
+int wl_sql_do_id(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
+		 size_t nargs, unsigned long long *value);
 /* Plain SQL text without parameters (migrations, session set-up). */
 int wl_sql_raw(struct wl_db *, const char *sql);
-unsigned long long wl_sql_insert_id(struct wl_db *);
 int wl_db_begin(struct wl_db *);
 int wl_db_commit(struct wl_db *);
 int wl_db_rollback(struct wl_db *);

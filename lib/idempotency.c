@@ -24,7 +24,7 @@ struct idem {
 	struct wl_ctx *ctx;
 	wl_handler handler;
 	char hash[65];
-	int claimed; /* the key's claim went through (else: in progress) */
+	long long mark; /* set in the session by this attempt's claim */
 };
 
 static void
@@ -124,10 +124,10 @@ store(struct wl_ctx *ctx, enum wl_stmt stmt, const char *hash)
 			      ctx->resp->body_len)) == NULL)
 		return WL_ERR_CRYPTO;
 	if (stmt == STMT_IDEM_ANSWER)
-		rc = wl_sql_do(ctx->app->db, stmt,
-			       SQL_ARGS(SQL_INT(ctx->resp->status),
-					SQL_STR(sealed), SQL_STR(ctx->key.id),
-					SQL_STR(ctx->http->idempotency_key)));
+		rc = wl_sql_later(ctx->app->db, stmt,
+				  SQL_ARGS(SQL_INT(ctx->resp->status),
+					   SQL_STR(sealed), SQL_STR(ctx->key.id),
+					   SQL_STR(ctx->http->idempotency_key)));
 	else
 		rc = wl_sql_do(ctx->app->db, stmt,
 			       SQL_ARGS(SQL_STR(ctx->key.id),
@@ -138,29 +138,51 @@ store(struct wl_ctx *ctx, enum wl_stmt stmt, const char *hash)
 	return rc;
 }
 
-/* The transaction: the claim, the handler, then its 2xx/3xx answer into
- * the record.  Anything else rolls back (WL_ERR_INVALID). */
+/*
+ * The transaction: the claim, the handler, then its 2xx/3xx answer into
+ * the record.  Anything else rolls back (WL_ERR_INVALID).  The claim goes
+ * to the server with the handler's first statement, so its failure may
+ * be reported there: a session variable set right after it tells
+ * whether it went through (see claimed()).
+ */
 static int
 run(struct wl_db *db, void *arg)
 {
+	static long long attempts; /* of this process, whose session it is */
 	struct idem *s = arg;
 	struct wl_ctx *ctx = s->ctx;
 	int rc;
 
-	s->claimed = 0;
-	rc = wl_sql_do(db, STMT_IDEM_CLAIM,
-		       SQL_ARGS(SQL_STR(ctx->key.id),
-				SQL_STR(ctx->http->idempotency_key),
-				SQL_STR(s->hash), SQL_INT(wl_now_ms())));
+	s->mark = ++attempts;
+	rc = wl_sql_later(db, STMT_IDEM_CLAIM,
+			  SQL_ARGS(SQL_STR(ctx->key.id),
+				   SQL_STR(ctx->http->idempotency_key),
+				   SQL_STR(s->hash), SQL_INT(wl_now_ms())));
+	if (rc == WL_OK)
+		rc = wl_sql_later(db, STMT_IDEM_MARK, SQL_ARGS(SQL_INT(s->mark)));
 	if (rc != WL_OK)
 		return rc;
-	s->claimed = 1;
 	wl_resp_clear_body(ctx->resp); /* status 0: no answer yet */
 	if ((rc = s->handler(ctx)) != WL_OK)
 		return rc;
 	if (ctx->resp->status == 0 || ctx->resp->status >= 400)
 		return WL_ERR_INVALID;
 	return store(ctx, STMT_IDEM_ANSWER, s->hash);
+}
+
+/* Did the attempt's claim go through?  (Asked after a failure only.) */
+static int
+claimed(struct wl_ctx *ctx, const struct idem *s)
+{
+	struct wl_rows *rows = NULL;
+	int yes = 1; /* unknown: the failure is the handler's */
+
+	if (wl_sql_exec(ctx->app->db, STMT_IDEM_MARK_GET, SQL_NOARGS, &rows,
+			NULL) == WL_OK &&
+	    rows->nrows == 1)
+		yes = wl_rows_int(rows, 0, 0) == s->mark;
+	wl_rows_free(rows);
+	return yes;
 }
 
 static int
@@ -196,7 +218,7 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 	status = ctx->resp->status;
 	/* The claim waited for nothing: another request holds the key.  (A
 	 * lock wait of the handler's own is a 503, as anywhere.) */
-	if (rc == WL_ERR_BUSY && !s.claimed)
+	if (rc == WL_ERR_BUSY && !claimed(ctx, &s))
 		return in_progress(ctx);
 	/* A 4xx: what the handler did is rolled back; store the answer
 	 * (unless another request with the key has claimed it meanwhile). */

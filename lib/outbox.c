@@ -79,11 +79,11 @@ wl_outbox_write(struct wl_db *db, struct wl_events *b, const char *tenant,
 
 	if (b->n == 0)
 		return WL_OK;
-	rc = wl_sql_do(db, STMT_SEQ_RESERVE,
-		       SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)));
+	rc = wl_sql_do_id(db, STMT_SEQ_RESERVE,
+			  SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)),
+			  &last);
 	if (rc != WL_OK)
 		goto out;
-	last = wl_sql_insert_id(db);
 	for (i = 0; i < b->n; i++) {
 		long long seq = (long long)(last - b->n + 1 + i);
 		if (wl_id_new("evt_", id) != WL_OK) {
@@ -109,13 +109,12 @@ wl_outbox_write(struct wl_db *db, struct wl_events *b, const char *tenant,
 			rc = WL_ERR_NOMEM;
 			goto out;
 		}
-		rc = wl_sql_do(db, STMT_EVENT_INSERT,
-			       SQL_ARGS(SQL_STR(tenant), SQL_INT(seq),
-					SQL_STR(id),
-					SQL_STR(wl_event_type_names[b->type[i]]),
-					SQL_STR(business), SQL_STR(queue),
-					SQL_STR(resource), SQL_INT(now),
-					SQL_STR(body)));
+		rc = wl_sql_later(
+		    db, STMT_EVENT_INSERT,
+		    SQL_ARGS(SQL_STR(tenant), SQL_INT(seq), SQL_STR(id),
+			     SQL_STR(wl_event_type_names[b->type[i]]),
+			     SQL_STR(business), SQL_STR(queue),
+			     SQL_STR(resource), SQL_INT(now), SQL_STR(body)));
 		free(body);
 		if (rc != WL_OK)
 			goto out;

@@ -1,5 +1,6 @@
 /*
- * The one place that talks to MariaDB.  Statements live in one table
+ * The one place that talks to MariaDB, with txn.c (transactions and
+ * their batches of writes).  Statements live in one table
  * (stmt.c) indexed by enum wl_stmt, are prepared on first use on each
  * connection and reused; parameters are always bound.  Every result cell
  * comes back as text, which keeps callers simple and the binding code in
@@ -16,18 +17,7 @@
 #include <mysqld_error.h>
 
 #include "extern.h"
-
-#define MAX_ARGS 48
-
-struct wl_db {
-	const struct wl_config *cfg;
-	MYSQL *conn;
-	MYSQL_STMT *stmt[STMT__MAX];
-	int in_txn;
-	unsigned last_errno;
-	unsigned long long insert_id;
-	char err[512];
-};
+#include "db.h"
 
 /*
  * Classify a server or client error: retry the transaction (deadlock,
@@ -35,8 +25,8 @@ struct wl_db {
  * the row for long), reconnect (the server went away or is not ready),
  * duplicate key, or fatal.
  */
-static int
-classify(unsigned e)
+int
+db_classify(unsigned e)
 {
 	switch (e) {
 	case ER_LOCK_WAIT_TIMEOUT:
@@ -66,8 +56,6 @@ classify(unsigned e)
 	}
 }
 
-static void backoff(unsigned attempt);
-
 static void
 close_conn(struct wl_db *db)
 {
@@ -78,16 +66,17 @@ close_conn(struct wl_db *db)
 			mysql_stmt_close(db->stmt[i]);
 			db->stmt[i] = NULL;
 		}
+	db_close_compounds(db);
 	if (db->conn)
 		mysql_close(db->conn);
 	db->conn = NULL;
 	db->in_txn = 0;
 }
 
-static int
-fail(struct wl_db *db, unsigned e, const char *msg)
+int
+db_fail(struct wl_db *db, unsigned e, const char *msg)
 {
-	int rc = classify(e);
+	int rc = db_classify(e);
 
 	db->last_errno = e;
 	snprintf(db->err, sizeof(db->err), "%u: %s", e, msg);
@@ -113,8 +102,8 @@ txn_alive(struct wl_db *db)
 			      &status) != 0 ||
 	    (status & SERVER_STATUS_IN_TRANS))
 		return WL_OK;
-	return fail(db, ER_LOCK_DEADLOCK,
-		    "the transaction was rolled back by the server");
+	return db_fail(db, ER_LOCK_DEADLOCK,
+		       "the transaction was rolled back by the server");
 }
 
 static int
@@ -178,6 +167,7 @@ wl_db_free(struct wl_db *db)
 	if (db == NULL)
 		return;
 	close_conn(db);
+	wl_buf_free(&db->strs);
 	free(db);
 }
 
@@ -194,31 +184,36 @@ wl_db_errno(struct wl_db *db)
 	return db->last_errno;
 }
 
-static int
-ensure(struct wl_db *db)
+int
+db_ensure(struct wl_db *db)
 {
 	return db->conn ? WL_OK : connect_db(db);
+}
+
+MYSQL_STMT *
+db_prepare(struct wl_db *db, const char *sql, size_t len)
+{
+	my_bool on = 1;
+	MYSQL_STMT *s;
+
+	if ((s = mysql_stmt_init(db->conn)) == NULL)
+		return NULL;
+	if (mysql_stmt_prepare(s, sql, len) != 0) {
+		db_fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+		mysql_stmt_close(s);
+		return NULL;
+	}
+	mysql_stmt_attr_set(s, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
+	return s;
 }
 
 static MYSQL_STMT *
 prepared(struct wl_db *db, enum wl_stmt id)
 {
-	const char *sql = wl_stmt_sql[id];
-	my_bool on = 1;
-	MYSQL_STMT *s;
-
-	if (db->stmt[id])
-		return db->stmt[id];
-	if ((s = mysql_stmt_init(db->conn)) == NULL)
-		return NULL;
-	if (mysql_stmt_prepare(s, sql, strlen(sql)) != 0) {
-		fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
-		mysql_stmt_close(s);
-		return NULL;
-	}
-	mysql_stmt_attr_set(s, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
-	db->stmt[id] = s;
-	return s;
+	if (db->stmt[id] == NULL)
+		db->stmt[id] = db_prepare(db, wl_stmt_sql[id],
+					  strlen(wl_stmt_sql[id]));
+	return db->stmt[id];
 }
 
 static int
@@ -260,7 +255,7 @@ fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 		b[c].error = &errs[c];
 	}
 	if (mysql_stmt_bind_result(s, b) != 0) {
-		rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+		rc = db_fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
 		goto out;
 	}
 	for (r = 0; r < nrows; r++) {
@@ -268,7 +263,8 @@ fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 		if (frc == MYSQL_NO_DATA)
 			break;
 		if (frc == 1) {
-			rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+			rc = db_fail(db, mysql_stmt_errno(s),
+				     mysql_stmt_error(s));
 			goto out;
 		}
 		for (c = 0; c < ncols; c++) {
@@ -285,8 +281,8 @@ fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 				if (mysql_stmt_fetch_column(s, &one,
 							    (unsigned)c, 0)) {
 					free(cell);
-					rc = fail(db, mysql_stmt_errno(s),
-						  mysql_stmt_error(s));
+					rc = db_fail(db, mysql_stmt_errno(s),
+						     mysql_stmt_error(s));
 					goto out;
 				}
 			} else
@@ -312,35 +308,36 @@ out:
 	return rc;
 }
 
-static int
-exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
-	  size_t nargs, struct wl_rows **rows, unsigned long long *affected)
+int
+db_any_non_ascii(const struct wl_sqlval *args, size_t nargs)
 {
-	MYSQL_BIND b[MAX_ARGS];
-	unsigned long lens[MAX_ARGS];
-	long long ints[MAX_ARGS];
-	MYSQL_STMT *s;
-	MYSQL_RES *meta;
-	size_t i;
-	int rc;
+	size_t i, j;
 
-	if ((rc = ensure(db)) != WL_OK)
-		return rc;
-	/* A prepare meets what a statement meets: under Galera, a
-	 * transaction aborted by a conflicting write set fails its next
-	 * command, whatever it is, with a deadlock (retry the transaction). */
-	if ((s = prepared(db, id)) == NULL) {
-		rc = classify(db->last_errno);
-		return rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ? rc
-								   : WL_ERR_DB;
-	}
-	if (nargs > MAX_ARGS || nargs != mysql_stmt_param_count(s)) {
+	for (i = 0; i < nargs; i++)
+		for (j = 0; args[i].type == WL_SQL_STR && j < args[i].len; j++)
+			if ((unsigned char)args[i].s[j] >= 0x80)
+				return 1;
+	return 0;
+}
+
+/* Bind args[0..nargs) to s and execute it. */
+int
+db_execute(struct wl_db *db, MYSQL_STMT *s, const struct wl_sqlval *args,
+	   size_t nargs)
+{
+	MYSQL_BIND b[BATCH_ARGS];
+	unsigned long lens[BATCH_ARGS];
+	long long ints[BATCH_ARGS];
+	size_t i;
+
+	if (nargs > BATCH_ARGS || nargs != mysql_stmt_param_count(s)) {
+		db->last_errno = 0;
 		snprintf(db->err, sizeof(db->err),
-			 "statement %d: %zu arguments for %lu parameters",
-			 (int)id, nargs, mysql_stmt_param_count(s));
+			 "%zu arguments for %lu parameters", nargs,
+			 mysql_stmt_param_count(s));
 		return WL_ERR_DB;
 	}
-	memset(b, 0, sizeof(b));
+	memset(b, 0, nargs * sizeof(*b));
 	for (i = 0; i < nargs; i++) {
 		switch (args[i].type) {
 		case WL_SQL_STR:
@@ -362,21 +359,48 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	}
 	if ((nargs && mysql_stmt_bind_param(s, b) != 0) ||
 	    mysql_stmt_execute(s) != 0)
-		return fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+		return db_fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+	return WL_OK;
+}
+
+/*
+ * Read what the executed s answered: its affected rows, and into rows
+ * (when given) its last result set.  A compound statement answers with
+ * a result set for each statement inside it that has one, then its own
+ * status; an error inside it may come at any of these.
+ */
+int
+db_answer(struct wl_db *db, MYSQL_STMT *s, struct wl_rows **rows,
+	  unsigned long long *affected)
+{
+	MYSQL_RES *meta;
+	int rc = WL_OK, more = -1;
+
 	if (affected)
 		*affected = mysql_stmt_affected_rows(s);
 	db->insert_id = mysql_stmt_insert_id(s);
-	if ((meta = mysql_stmt_result_metadata(s)) == NULL)
-		return txn_alive(db);
-	if (mysql_stmt_store_result(s) != 0) {
-		rc = fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+	do {
+		if (mysql_stmt_field_count(s) == 0)
+			continue;
+		if ((meta = mysql_stmt_result_metadata(s)) == NULL)
+			return db_fail(db, mysql_stmt_errno(s),
+				       mysql_stmt_error(s));
+		if (mysql_stmt_store_result(s) != 0)
+			rc = db_fail(db, mysql_stmt_errno(s),
+				     mysql_stmt_error(s));
+		else if (rows) {
+			wl_rows_free(*rows);
+			*rows = NULL;
+			rc = fetch_rows(db, s, meta, rows);
+		}
+		mysql_stmt_free_result(s);
 		mysql_free_result(meta);
-		return rc;
-	}
-	rc = rows ? fetch_rows(db, s, meta, rows) : WL_OK;
-	mysql_stmt_free_result(s);
-	mysql_free_result(meta);
-	if (rc == WL_OK && (rc = txn_alive(db)) != WL_OK && rows) {
+	} while (rc == WL_OK && (more = mysql_stmt_next_result(s)) == 0);
+	if (rc == WL_OK && more > 0)
+		rc = db_fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+	if (rc == WL_OK)
+		rc = txn_alive(db);
+	if (rc != WL_OK && rows) {
 		wl_rows_free(*rows);
 		*rows = NULL;
 	}
@@ -384,15 +408,25 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 }
 
 static int
-any_non_ascii(const struct wl_sqlval *args, size_t nargs)
+exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
+	  size_t nargs, struct wl_rows **rows, unsigned long long *affected)
 {
-	size_t i, j;
+	MYSQL_STMT *s;
+	int rc;
 
-	for (i = 0; i < nargs; i++)
-		for (j = 0; args[i].type == WL_SQL_STR && j < args[i].len; j++)
-			if ((unsigned char)args[i].s[j] >= 0x80)
-				return 1;
-	return 0;
+	if ((rc = db_ensure(db)) != WL_OK)
+		return rc;
+	/* A prepare meets what a statement meets: under Galera, a
+	 * transaction aborted by a conflicting write set fails its next
+	 * command, whatever it is, with a deadlock (retry the transaction). */
+	if ((s = prepared(db, id)) == NULL) {
+		rc = db_classify(db->last_errno);
+		return rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ? rc
+								   : WL_ERR_DB;
+	}
+	if ((rc = db_execute(db, s, args, nargs)) != WL_OK)
+		return rc;
+	return db_answer(db, s, rows, affected);
 }
 
 /*
@@ -409,7 +443,14 @@ wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 
 	if (rows)
 		*rows = NULL;
-	rc = exec_once(db, id, args, nargs, rows, affected);
+	/* With writes waiting, this goes with them; only its own affected
+	 * count cannot be told from theirs. */
+	if (db->nlater == 0)
+		rc = exec_once(db, id, args, nargs, rows, affected);
+	else if (!affected && db->nlargs + nargs <= BATCH_ARGS)
+		rc = db_send_later(db, id, args, nargs, rows);
+	else if ((rc = db_send_later(db, STMT__MAX, SQL_NOARGS, NULL)) == WL_OK)
+		rc = exec_once(db, id, args, nargs, rows, affected);
 	/* A connection that died while idle (server restart) is replaced
 	 * once, unless a transaction was under way on it. */
 	if (rc == WL_ERR_DB_GONE && had_conn && !in_txn)
@@ -419,7 +460,7 @@ wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	 * wl_db_txn() (Galera's wsrep_retry_autocommit tries only once). */
 	for (attempt = 1; rc == WL_ERR_DB_RETRY && !in_txn && attempt < 4;
 	     attempt++) {
-		backoff(attempt);
+		db_backoff(attempt);
 		rc = exec_once(db, id, args, nargs, rows, affected);
 	}
 	/*
@@ -428,7 +469,7 @@ wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	 * equal one either, so the exact answer is "nothing matches".
 	 */
 	if (rc == WL_ERR_DB && db->last_errno == ER_CANT_AGGREGATE_2COLLATIONS &&
-	    any_non_ascii(args, nargs)) {
+	    db_any_non_ascii(args, nargs)) {
 		if (affected)
 			*affected = 0;
 		if (rows && (*rows = calloc(1, sizeof(**rows))) == NULL)
@@ -446,13 +487,6 @@ wl_sql_do(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	return wl_sql_exec(db, id, args, nargs, NULL, NULL);
 }
 
-/* Auto-increment value (or LAST_INSERT_ID(expr)) of the last statement. */
-unsigned long long
-wl_sql_insert_id(struct wl_db *db)
-{
-	return db->insert_id;
-}
-
 /* Run SQL text without parameters, possibly several statements. */
 int
 wl_sql_raw(struct wl_db *db, const char *sql)
@@ -460,103 +494,22 @@ wl_sql_raw(struct wl_db *db, const char *sql)
 	MYSQL_RES *res;
 	int rc, st;
 
-	if ((rc = ensure(db)) != WL_OK)
+	if ((rc = db_ensure(db)) != WL_OK)
 		return rc;
 	if (mysql_real_query(db->conn, sql, strlen(sql)) != 0)
-		return fail(db, mysql_errno(db->conn), mysql_error(db->conn));
+		return db_fail(db, mysql_errno(db->conn),
+			       mysql_error(db->conn));
 	do {
 		if ((res = mysql_store_result(db->conn)) != NULL)
 			mysql_free_result(res);
 		else if (mysql_field_count(db->conn) != 0)
-			return fail(db, mysql_errno(db->conn),
-				    mysql_error(db->conn));
+			return db_fail(db, mysql_errno(db->conn),
+				       mysql_error(db->conn));
 		st = mysql_next_result(db->conn);
 		if (st > 0)
-			return fail(db, mysql_errno(db->conn),
-				    mysql_error(db->conn));
+			return db_fail(db, mysql_errno(db->conn),
+				       mysql_error(db->conn));
 	} while (st == 0);
 	return WL_OK;
 }
 
-/* Start a transaction (reconnecting first if needed). */
-int
-wl_db_begin(struct wl_db *db)
-{
-	int rc;
-
-	if ((rc = ensure(db)) != WL_OK)
-		return rc;
-	if (mysql_real_query(db->conn, "START TRANSACTION", 17) != 0) {
-		rc = fail(db, mysql_errno(db->conn), mysql_error(db->conn));
-		/* An idle connection found dead: try a fresh one. */
-		if (rc == WL_ERR_DB_GONE && (rc = ensure(db)) == WL_OK &&
-		    mysql_real_query(db->conn, "START TRANSACTION", 17) != 0)
-			rc = fail(db, mysql_errno(db->conn),
-				  mysql_error(db->conn));
-		if (rc != WL_OK)
-			return rc;
-	}
-	db->in_txn = 1;
-	return WL_OK;
-}
-
-/* Commit; a Galera certification failure surfaces here as a retry. */
-int
-wl_db_commit(struct wl_db *db)
-{
-	db->in_txn = 0;
-	if (db->conn == NULL)
-		return WL_ERR_DB_GONE;
-	if (mysql_commit(db->conn) != 0)
-		return fail(db, mysql_errno(db->conn), mysql_error(db->conn));
-	return WL_OK;
-}
-
-/* Roll back; errors are ignored (the connection may already be gone). */
-int
-wl_db_rollback(struct wl_db *db)
-{
-	db->in_txn = 0;
-	if (db->conn && mysql_rollback(db->conn) != 0)
-		fail(db, mysql_errno(db->conn), mysql_error(db->conn));
-	return WL_OK;
-}
-
-static void
-backoff(unsigned attempt)
-{
-	unsigned cap = 5000u << (attempt < 6 ? attempt : 6), r = 0;
-	struct timespec ts;
-
-	wl_random_bytes(&r, sizeof(r));
-	r %= cap; /* full jitter, microseconds */
-	ts.tv_sec = r / 1000000;
-	ts.tv_nsec = (long)(r % 1000000) * 1000;
-	nanosleep(&ts, NULL);
-}
-
-/*
- * Run fn in a transaction, retried whole (up to 8 times, with jittered
- * backoff) when it or the commit reports WL_ERR_DB_RETRY.  fn must be
- * safe to run again from the start.  Returns fn's or the commit's result.
- */
-int
-wl_db_txn(struct wl_db *db, int (*fn)(struct wl_db *, void *), void *arg)
-{
-	unsigned attempt;
-	int rc = WL_ERR_DB_RETRY;
-
-	for (attempt = 0; attempt < 8; attempt++) {
-		if (attempt)
-			backoff(attempt);
-		if ((rc = wl_db_begin(db)) != WL_OK)
-			return rc;
-		rc = fn(db, arg);
-		if (rc == WL_OK && (rc = wl_db_commit(db)) == WL_OK)
-			return WL_OK;
-		wl_db_rollback(db);
-		if (rc != WL_ERR_DB_RETRY)
-			return rc;
-	}
-	return rc;
-}

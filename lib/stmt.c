@@ -252,6 +252,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO "
 	"idempotency_keys (key_id, idem_key, request_hash, status, body, "
 	"created_at) VALUES (?, ?, ?, 0, NULL, ?)",
+    /* Set by the claim's attempt right after it (idempotency.c). */
+    [STMT_IDEM_MARK] = "SET @wl_idem_claim = ?",
+    [STMT_IDEM_MARK_GET] = "SELECT @wl_idem_claim",
     [STMT_IDEM_ANSWER] =
 	"UPDATE idempotency_keys SET status = ?, body = ? WHERE key_id = ? "
 	"AND idem_key = ?",
@@ -287,7 +290,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"party_size, notes, service_type_id, custom_data, "
 	"external_reference, scheduled_for, booking_end, sms_consent, "
 	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING " ENTRY_COLS_OF(
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, IF(?, LAST_INSERT_ID(), NULL), ?, ?) "
+	"RETURNING " ENTRY_COLS_OF(
 	    "entries.", ENTRY_POSITION_OF("entries.", NEW_ENTRY_LINE("head")),
 	    NEW_ENTRY_LINE("wait_ms"), NEW_ENTRY_LINE("served_at")),
     [STMT_TICKET_ISSUE] =
@@ -494,4 +498,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT scheduled_for, booking_end FROM entries WHERE queue_id = ? "
 	"AND is_booking = 1 AND status IN " ACTIVE_STATUSES " AND "
 	"scheduled_for < ? AND booking_end > ? AND id <> ?",
+    /* Transaction control, sent inside compound statements (sql.c). */
+    [STMT_TXN_START] = "START TRANSACTION",
+    [STMT_TXN_COMMIT] = "COMMIT",
+    [STMT_LAST_ID] = "SELECT LAST_INSERT_ID()",
 };

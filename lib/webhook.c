@@ -286,12 +286,13 @@ strv_json(char *const *v, size_t n)
 static int
 lock_seq(struct wl_ctx *ctx, long long *seq)
 {
+	unsigned long long v;
 	int rc;
 
-	rc = wl_sql_do(ctx->app->db, STMT_COUNTER_LOCK,
-		       SQL_ARGS(SQL_STR(ctx->key.tenant.id)));
-	if (rc == WL_OK)
-		*seq = (long long)wl_sql_insert_id(ctx->app->db);
+	/* The tenant's counter row exists from its creation on. */
+	rc = wl_sql_do_id(ctx->app->db, STMT_COUNTER_LOCK,
+			  SQL_ARGS(SQL_STR(ctx->key.tenant.id)), &v);
+	*seq = (long long)v;
 	return rc;
 }
 

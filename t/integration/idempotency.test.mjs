@@ -224,6 +224,32 @@ test('the same key while the first request is still executing is 409 idempotency
   assert.equal(countByRef(ref), 1);
 });
 
+test('a request whose own statement outwaits the lock is 503, not in progress, and its key stays free', async () => {
+  // The claim and the walk-in's first writes reach the server together;
+  // the walk-in then waits for its line's ticket row past the service's
+  // 5 s lock wait.  That wait is the request's own (503 unavailable), not
+  // another request's claim on the key (409 idempotency_in_progress).
+  const k = uniq('idem');
+  const ref = uniq('outwait');
+  const s = sqlSession();
+  let r;
+  try {
+    await s.run('BEGIN');
+    await s.run(`SELECT issued FROM line_tickets WHERE queue_id = '${A.queueId}' FOR UPDATE`);
+    r = await create(A.key, body({ externalReference: ref }), k);
+  } finally {
+    await s.run('ROLLBACK');
+    await s.close();
+  }
+  assertError(r, 503, 'unavailable');
+  assert.equal(countByRef(ref), 0);
+  assert.equal(Number(sql(`SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = '${k}'`)[0][0]), 0);
+  const again = await create(A.key, body({ externalReference: ref }), k);
+  assert.equal(again.status, 201, again.text);
+  assert.equal(again.headers.get('idempotency-replayed'), null);
+  assert.equal(countByRef(ref), 1);
+});
+
 test('concurrent different bodies under one key: one runs, the others are refused', async () => {
   const k = uniq('idem');
   const ref = uniq('race2');
