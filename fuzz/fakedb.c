@@ -1,8 +1,8 @@
 /*
- * A stand-in for lib/sql.c in the fuzz targets: no MariaDB, no sockets.
- * The one key lookup that matches FUZZ_KEY answers with an active tenant
- * holding every scope; every other statement succeeds with an empty
- * result.  So a request passes routing, authentication, rate limits,
+ * A stand-in for lib/sql.c and lib/txn.c in the fuzz targets: no MariaDB,
+ * no sockets.  The one key lookup that matches FUZZ_KEY answers with an
+ * active tenant holding every scope; every other statement succeeds with
+ * an empty result.  So a request passes routing, authentication, rate limits,
  * scopes and idempotency, its body and query are validated in full, and
  * whatever it names is then simply not found.
  */

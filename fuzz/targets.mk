@@ -7,7 +7,8 @@
 #   make -f fuzz/targets.mk run-body FUZZ_SECONDS=600
 # Each target links the library sources compiled with the fuzzer's
 # coverage instrumentation and ASan/UBSan, with fuzz/fakedb.c standing in
-# for lib/sql.c (no MariaDB).  Seeds are in fuzz/corpus/<target>/.
+# for lib/sql.c and lib/txn.c (no MariaDB).  Seeds are in
+# fuzz/corpus/<target>/.
 
 SRC ?= .
 BUILD ?= $(SRC)
@@ -25,7 +26,7 @@ CFLAGS = -g -O1 -fno-omit-frame-pointer $(SAN) -std=gnu11 \
 	$(shell pkg-config --cflags $(PKGS))
 LIBS = $(shell pkg-config --libs $(PKGS)) -lfcgi -lpthread -lm
 
-LIB_SRC = $(filter-out $(SRC)/lib/sql.c,$(wildcard $(SRC)/lib/*.c))
+LIB_SRC = $(filter-out $(SRC)/lib/sql.c $(SRC)/lib/txn.c,$(wildcard $(SRC)/lib/*.c))
 OBJ = $(patsubst $(SRC)/%.c,$(OUT)/obj/%.o,$(LIB_SRC)) \
 	$(OUT)/obj/fcgi/worker.o $(OUT)/obj/fuzz/fakedb.o \
 	$(OUT)/obj/fuzz/common.o
