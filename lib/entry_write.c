@@ -649,15 +649,14 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 	cJSON *data, *changed;
 	int rc, i;
 
-	rc = wl_sql_later(ctx->app->db, STMT_ENTRY_EDIT,
-			  SQL_ARGS(SQL_STR(ed->name), SQL_STR(ed->phone),
-				   SQL_INT(ed->party), SQL_STR(ed->notes),
-				   SQL_STR(ed->svc), SQL_STR(custom),
-				   SQL_STR(ed->extref),
-				   wl_rows_int(e, 0, L_IS_BOOKING)
-				       ? SQL_INT(ed->end)
-				       : SQL_NULL,
-				   SQL_INT(now), SQL_STR(id), SQL_INT(ed->version)));
+	rc = wl_sql_later(
+	    ctx->app->db, STMT_ENTRY_EDIT,
+	    SQL_ARGS(SQL_STR(ed->name), SQL_STR(ed->phone), SQL_INT(ed->party),
+		     SQL_STR(ed->notes), SQL_STR(ed->svc), SQL_STR(custom),
+		     SQL_STR(ed->extref),
+		     wl_rows_int(e, 0, L_IS_BOOKING) ? SQL_INT(ed->end)
+						     : SQL_NULL,
+		     SQL_INT(now), SQL_STR(id), SQL_INT(ed->version)));
 	if (rc != WL_OK)
 		return rc;
 	data = cJSON_CreateObject();

@@ -124,10 +124,11 @@ store(struct wl_ctx *ctx, enum wl_stmt stmt, const char *hash)
 			      ctx->resp->body_len)) == NULL)
 		return WL_ERR_CRYPTO;
 	if (stmt == STMT_IDEM_ANSWER)
-		rc = wl_sql_later(ctx->app->db, stmt,
-				  SQL_ARGS(SQL_INT(ctx->resp->status),
-					   SQL_STR(sealed), SQL_STR(ctx->key.id),
-					   SQL_STR(ctx->http->idempotency_key)));
+		rc = wl_sql_later(
+		    ctx->app->db, stmt,
+		    SQL_ARGS(SQL_INT(ctx->resp->status), SQL_STR(sealed),
+			     SQL_STR(ctx->key.id),
+			     SQL_STR(ctx->http->idempotency_key)));
 	else
 		rc = wl_sql_do(ctx->app->db, stmt,
 			       SQL_ARGS(SQL_STR(ctx->key.id),
@@ -159,7 +160,8 @@ run(struct wl_db *db, void *arg)
 				   SQL_STR(ctx->http->idempotency_key),
 				   SQL_STR(s->hash), SQL_INT(wl_now_ms())));
 	if (rc == WL_OK)
-		rc = wl_sql_later(db, STMT_IDEM_MARK, SQL_ARGS(SQL_INT(s->mark)));
+		rc = wl_sql_later(db, STMT_IDEM_MARK,
+				  SQL_ARGS(SQL_INT(s->mark)));
 	if (rc != WL_OK)
 		return rc;
 	wl_resp_clear_body(ctx->resp); /* status 0: no answer yet */

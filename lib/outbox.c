@@ -79,9 +79,9 @@ wl_outbox_write(struct wl_db *db, struct wl_events *b, const char *tenant,
 
 	if (b->n == 0)
 		return WL_OK;
-	rc = wl_sql_do_id(db, STMT_SEQ_RESERVE,
-			  SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)),
-			  &last);
+	rc = wl_sql_do_id(
+	    db, STMT_SEQ_RESERVE,
+	    SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)), &last);
 	if (rc != WL_OK)
 		goto out;
 	for (i = 0; i < b->n; i++) {
