@@ -43,10 +43,10 @@ struct wl_db {
 	unsigned long long uses;
 };
 
-int db_classify(unsigned e);
 int db_fail(struct wl_db *, unsigned e, const char *msg);
 int db_ensure(struct wl_db *);
 MYSQL_STMT *db_prepare(struct wl_db *, const char *sql, size_t len);
+int db_prepare_failed(struct wl_db *);
 int db_execute(struct wl_db *, MYSQL_STMT *, const struct wl_sqlval *,
 	       size_t nargs);
 int db_answer(struct wl_db *, MYSQL_STMT *, struct wl_rows **rows,

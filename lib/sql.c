@@ -25,8 +25,8 @@
  * the row for long), reconnect (the server went away or is not ready),
  * duplicate key, or fatal.
  */
-int
-db_classify(unsigned e)
+static int
+classify(unsigned e)
 {
 	switch (e) {
 	case ER_LOCK_WAIT_TIMEOUT:
@@ -76,7 +76,7 @@ close_conn(struct wl_db *db)
 int
 db_fail(struct wl_db *db, unsigned e, const char *msg)
 {
-	int rc = db_classify(e);
+	int rc = classify(e);
 
 	db->last_errno = e;
 	snprintf(db->err, sizeof(db->err), "%u: %s", e, msg);
@@ -205,6 +205,20 @@ db_prepare(struct wl_db *db, const char *sql, size_t len)
 	}
 	mysql_stmt_attr_set(s, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
 	return s;
+}
+
+/*
+ * What a failed db_prepare() returns.  A prepare meets what a statement
+ * meets: under Galera, a transaction aborted by a conflicting write set
+ * fails its next command, whatever it is, with a deadlock (retry the
+ * transaction).
+ */
+int
+db_prepare_failed(struct wl_db *db)
+{
+	int rc = classify(db->last_errno);
+
+	return rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ? rc : WL_ERR_DB;
 }
 
 static MYSQL_STMT *
@@ -416,14 +430,8 @@ exec_once(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 
 	if ((rc = db_ensure(db)) != WL_OK)
 		return rc;
-	/* A prepare meets what a statement meets: under Galera, a
-	 * transaction aborted by a conflicting write set fails its next
-	 * command, whatever it is, with a deadlock (retry the transaction). */
-	if ((s = prepared(db, id)) == NULL) {
-		rc = db_classify(db->last_errno);
-		return rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ? rc
-								   : WL_ERR_DB;
-	}
+	if ((s = prepared(db, id)) == NULL)
+		return db_prepare_failed(db);
 	if ((rc = db_execute(db, s, args, nargs)) != WL_OK)
 		return rc;
 	return db_answer(db, s, rows, affected);

@@ -110,11 +110,9 @@ db_send_later(struct wl_db *db, enum wl_stmt id,
 	for (;;) {
 		if ((rc = db_ensure(db)) != WL_OK)
 			break;
-		if ((s = compound(db, ids, n)) == NULL) {
-			rc = db_classify(db->last_errno);
-			if (rc != WL_ERR_DB_GONE && rc != WL_ERR_DB_RETRY)
-				rc = WL_ERR_DB;
-		} else if ((rc = db_execute(db, s, all, na + nargs)) == WL_OK)
+		if ((s = compound(db, ids, n)) == NULL)
+			rc = db_prepare_failed(db);
+		else if ((rc = db_execute(db, s, all, na + nargs)) == WL_OK)
 			rc = db_answer(db, s, rows, NULL);
 		if (rc != WL_ERR_DB_GONE || !again)
 			break;
