@@ -2,14 +2,16 @@
  * Transactions: begin, commit, rollback and whole retries, and the batch
  * of writes that waits to go with the transaction's next statement.
  *
- * A round trip costs the server and the worker about as much CPU as a
- * simple write, and a walk-in is a dozen statements.  So the writes whose
- * outcome is not needed at once (wl_sql_later()), START TRANSACTION
- * among them, wait, and go to the server with the next statement that
- * needs an answer, or with the COMMIT, as one compound statement (BEGIN
- * NOT ATOMIC ... END, prepared with its parameters once per connection).
- * The server runs its statements in order and stops at the first that
- * fails; that error is the one the sending call reports.
+ * A walk-in is a dozen statements.  The writes whose outcome is not
+ * needed at once (wl_sql_later()), START TRANSACTION among them, wait,
+ * and go to the server with the next statement that needs an answer, or
+ * with the COMMIT, as one compound statement (BEGIN NOT ATOMIC ... END,
+ * prepared with its parameters once per connection).  That spares the
+ * worker a round trip's system calls and, with the database across a
+ * network, its latency; the server spends about what it saves in the
+ * kernel on running the compound statement (README "Benchmarks").  The
+ * server runs its statements in order and stops at the first that fails;
+ * that error is the one the sending call reports.
  */
 #include "config.h"
 
