@@ -260,13 +260,18 @@ db_backoff(unsigned attempt)
 
 /*
  * Run fn in a transaction, retried whole (up to 8 times, with jittered
- * backoff) when it or the commit reports WL_ERR_DB_RETRY.  fn must be
- * safe to run again from the start.  Returns fn's or the commit's result.
+ * backoff) when it or the commit reports WL_ERR_DB_RETRY.  A connection
+ * lost before the commit was sent took the transaction with it: fn runs
+ * once more on a new one.  (Galera was seen to leave a brute-force
+ * aborted statement without an answer until the client's 30 s read
+ * timeout; a lost commit is never run again, it may have happened.)  fn
+ * must be safe to run again from the start.  Returns fn's or the commit's
+ * result.
  */
 int
 wl_db_txn(struct wl_db *db, int (*fn)(struct wl_db *, void *), void *arg)
 {
-	unsigned attempt;
+	unsigned attempt, lost = 0;
 	int rc = WL_ERR_DB_RETRY;
 
 	for (attempt = 0; attempt < 8; attempt++) {
@@ -274,9 +279,11 @@ wl_db_txn(struct wl_db *db, int (*fn)(struct wl_db *, void *), void *arg)
 			db_backoff(attempt);
 		if ((rc = wl_db_begin(db)) != WL_OK)
 			return rc;
-		rc = fn(db, arg);
-		if (rc == WL_OK && (rc = wl_db_commit(db)) == WL_OK)
-			return WL_OK;
+		if ((rc = fn(db, arg)) == WL_OK) {
+			if ((rc = wl_db_commit(db)) == WL_OK)
+				return WL_OK;
+		} else if (rc == WL_ERR_DB_GONE && lost++ == 0)
+			rc = WL_ERR_DB_RETRY;
 		wl_db_rollback(db);
 		if (rc != WL_ERR_DB_RETRY)
 			return rc;

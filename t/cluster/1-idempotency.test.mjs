@@ -1,7 +1,7 @@
 // Idempotency and read-your-writes across app nodes on different Galera
 // nodes.  The idempotency record's primary key (key id, Idempotency-Key)
 // is written by both nodes, so one of two concurrent transactions fails
-// certification, is retried whole (lib/sql.c wl_db_txn), finds the record
+// certification, is retried whole (lib/txn.c wl_db_txn), finds the record
 // and replays it.
 
 import assert from 'node:assert/strict';

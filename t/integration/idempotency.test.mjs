@@ -250,6 +250,35 @@ test('a request whose own statement outwaits the lock is 503, not in progress, a
   assert.equal(countByRef(ref), 1);
 });
 
+test('a transaction whose connection is lost before its commit runs again on a new one', async () => {
+  // The walk-in waits for its line's ticket row; its connection is killed
+  // there.  Nothing of it committed, so it runs again: one entry, 201.
+  const k = uniq('idem');
+  const ref = uniq('lost');
+  const waiter = () => sql("SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO line_tickets %'");
+  const s = sqlSession();
+  let first;
+  try {
+    await s.run('BEGIN');
+    await s.run(`SELECT issued FROM line_tickets WHERE queue_id = '${A.queueId}' FOR UPDATE`);
+    first = create(A.key, body({ externalReference: ref }), k);
+    for (let i = 0; i < 80 && waiter().length === 0; i++) await sleep(25);
+    const ids = waiter();
+    assert.equal(ids.length, 1, 'the walk-in waits for the line');
+    sql(`KILL CONNECTION ${ids[0][0]}`);
+  } finally {
+    await s.run('ROLLBACK');
+    await s.close();
+  }
+  const done = await first;
+  assert.equal(done.status, 201, done.text);
+  assert.equal(done.headers.get('idempotency-replayed'), null);
+  assert.equal(countByRef(ref), 1);
+  const again = await create(A.key, body({ externalReference: ref }), k);
+  assert.equal(again.headers.get('idempotency-replayed'), 'true');
+  assert.equal(again.text, done.text);
+});
+
 test('concurrent different bodies under one key: one runs, the others are refused', async () => {
   const k = uniq('idem');
   const ref = uniq('race2');
