@@ -194,19 +194,31 @@ test('20 concurrent identical creations with one key make exactly one entry', as
     'exactly one response is the original execution');
 });
 
-test('the same key while the first request is still executing is 409 idempotency_in_progress at once', async () => {
-  const k = uniq('idem');
-  const ref = uniq('held');
-  // The first walk-in waits for its line's ticket row, held here.
-  const waiting = () => Number(sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO line_tickets %'")[0][0]);
+// Holds A's line's ticket row in a session of its own and sends a walk-in
+// under key k, which waits for it.  Resolves once it waits: the session,
+// the walk-in's answer to come and its database connection's id.
+async function walkInHeld(ref, k) {
+  const waiting = () => sql("SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO line_tickets %'");
   const s = sqlSession();
-  let first;
   try {
     await s.run('BEGIN');
     await s.run(`SELECT issued FROM line_tickets WHERE queue_id = '${A.queueId}' FOR UPDATE`);
-    first = create(A.key, body({ externalReference: ref }), k);
-    for (let i = 0; i < 80 && waiting() === 0; i++) await sleep(25);
-    assert.equal(waiting(), 1, 'the first request waits for the line');
+    const answer = create(A.key, body({ externalReference: ref }), k);
+    for (let i = 0; i < 80 && waiting().length === 0; i++) await sleep(25);
+    const ids = waiting();
+    assert.equal(ids.length, 1, 'the walk-in waits for its line');
+    return { s, answer, conn: ids[0][0] };
+  } catch (err) {
+    await s.close();
+    throw err;
+  }
+}
+
+test('the same key while the first request is still executing is 409 idempotency_in_progress at once', async () => {
+  const k = uniq('idem');
+  const ref = uniq('held');
+  const { s, answer } = await walkInHeld(ref, k);
+  try {
     const t0 = Date.now();
     assertError(await create(A.key, body({ externalReference: ref }), k), 409, 'idempotency_in_progress');
     assertError(await create(A.key, body({ externalReference: uniq('other') }), k), 409, 'idempotency_in_progress');
@@ -215,7 +227,7 @@ test('the same key while the first request is still executing is 409 idempotency
   } finally {
     await s.close();
   }
-  const done = await first;
+  const done = await answer;
   assert.equal(done.status, 201, done.text);
   const again = await create(A.key, body({ externalReference: ref }), k);
   assert.equal(again.status, 201, again.text);
@@ -251,26 +263,18 @@ test('a request whose own statement outwaits the lock is 503, not in progress, a
 });
 
 test('a transaction whose connection is lost before its commit runs again on a new one', async () => {
-  // The walk-in waits for its line's ticket row; its connection is killed
-  // there.  Nothing of it committed, so it runs again: one entry, 201.
+  // The walk-in's connection is killed while it waits for its line.
+  // Nothing of it committed, so it runs again: one entry, 201.
   const k = uniq('idem');
   const ref = uniq('lost');
-  const waiter = () => sql("SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO line_tickets %'");
-  const s = sqlSession();
-  let first;
+  const { s, answer, conn } = await walkInHeld(ref, k);
   try {
-    await s.run('BEGIN');
-    await s.run(`SELECT issued FROM line_tickets WHERE queue_id = '${A.queueId}' FOR UPDATE`);
-    first = create(A.key, body({ externalReference: ref }), k);
-    for (let i = 0; i < 80 && waiter().length === 0; i++) await sleep(25);
-    const ids = waiter();
-    assert.equal(ids.length, 1, 'the walk-in waits for the line');
-    sql(`KILL CONNECTION ${ids[0][0]}`);
+    sql(`KILL CONNECTION ${conn}`);
   } finally {
     await s.run('ROLLBACK');
     await s.close();
   }
-  const done = await first;
+  const done = await answer;
   assert.equal(done.status, 201, done.text);
   assert.equal(done.headers.get('idempotency-replayed'), null);
   assert.equal(countByRef(ref), 1);
