@@ -84,9 +84,9 @@ later_clear(struct wl_db *db)
 /*
  * Send the statements waiting in the batch and then id with args (none
  * when id is STMT__MAX) as one compound statement; rows (when given)
- * receives id's result set.  The batch is emptied.  A batch that opens
- * the transaction found its connection dead (idle while the server
- * restarted): nothing of it ran, so it is sent once more on a new one.
+ * receives id's result set.  The batch is emptied.  (A batch that finds
+ * its connection dead fails the transaction, which wl_db_txn() runs once
+ * more on a new one unless the batch held the commit.)
  */
 int
 db_send_later(struct wl_db *db, enum wl_stmt id,
@@ -95,13 +95,12 @@ db_send_later(struct wl_db *db, enum wl_stmt id,
 	unsigned short ids[BATCH_MAX + 1];
 	struct wl_sqlval all[BATCH_ARGS];
 	size_t n = db->nlater, na = db->nlargs, i;
-	int again = !db->sent, rc;
 	MYSQL_STMT *s;
+	int rc;
 
 	memcpy(ids, db->later, n * sizeof(*ids));
 	if (id != STMT__MAX)
 		ids[n++] = (unsigned short)id;
-	again = again && ids[n - 1] != STMT_TXN_COMMIT;
 	for (i = 0; i < na; i++) {
 		all[i] = db->largs[i];
 		if (all[i].type == WL_SQL_STR)
@@ -109,17 +108,11 @@ db_send_later(struct wl_db *db, enum wl_stmt id,
 	}
 	if (nargs)
 		memcpy(all + na, args, nargs * sizeof(*args));
-	for (;;) {
-		if ((rc = db_ensure(db)) != WL_OK)
-			break;
+	if ((rc = db_ensure(db)) == WL_OK) {
 		if ((s = compound(db, ids, n)) == NULL)
 			rc = db_prepare_failed(db);
 		else if ((rc = db_execute(db, s, all, na + nargs)) == WL_OK)
 			rc = db_answer(db, s, rows, NULL);
-		if (rc != WL_ERR_DB_GONE || !again)
-			break;
-		again = 0;
-		db->in_txn = 1;
 	}
 	db->sent = 1;
 	later_clear(db);
