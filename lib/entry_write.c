@@ -249,44 +249,48 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 	return 0;
 }
 
-/* Count the guest against this month's allowance; 0, -1 (402) or err. */
+/*
+ * Count the guest against this month's allowance, where guests is the
+ * month's count as read with the entry's insert (STMT_USAGE_READ).  0, -1 (402) or a wl_err.
+ * The count goes up with the commit, where a guest past the allowance
+ * (another walk-in took the last one since the read) fails the
+ * transaction as a deadlock does: it runs again and reads that count.
+ */
 static int
-allowance(struct wl_ctx *ctx, int64_t now)
+allowance(struct wl_ctx *ctx, const char *month, long long guests)
 {
-	char month[WL_TS_MAX];
-	unsigned long long guests;
+	long long max = ctx->key.tenant.guest_allowance;
 	int rc;
 
-	/* The UTC month, "YYYY-MM": the timestamp's first seven characters
-	 * (no time zone switch, which would reload the zone file). */
-	wl_ms_to_iso(now, month);
-	month[7] = '\0';
-	rc = wl_sql_do_id(ctx->app->db, STMT_USAGE_BUMP,
-			  SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)),
-			  &guests);
-	if (rc != WL_OK)
-		return rc;
-	if ((long long)guests > ctx->key.tenant.guest_allowance) {
+	if (guests + 1 > max) {
 		wl_reply_error(ctx, WL_C_GUEST_ALLOWANCE_EXCEEDED,
 			       "the guest allowance of %lld this month is used "
 			       "up",
-			       ctx->key.tenant.guest_allowance);
+			       max);
 		return -1;
 	}
-	return 0;
+	rc = wl_sql_later(ctx->app->db, STMT_USAGE_BUMP,
+			  SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
+	if (rc == WL_OK)
+		rc = wl_sql_later(ctx->app->db, STMT_USAGE_GUARD,
+				  SQL_ARGS(SQL_INT(max)));
+	return rc;
 }
 
+/* The column of the entry's insert after ENTRY_COLS: guests this month. */
+#define NEW_GUESTS 22
+
 /*
- * Insert the new entry; *row is what the insert answers, its ENTRY_COLS.
- * A walk-in first takes its ticket, which locks its line's ticket row
- * until commit; so this comes late in the transaction, after the history
- * row.
+ * Insert the new entry; *row is what the insert answers, its ENTRY_COLS
+ * and NEW_GUESTS of the month.  A walk-in first takes its ticket, which
+ * locks its line's ticket row until commit; so this comes late in the
+ * transaction, after the history row.
  */
 static int
 entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	     const struct create *c, const char *custom, int64_t end,
-	     int64_t now, const char *id, const char *booking,
-	     struct wl_rows **row)
+	     int64_t now, const char *month, const char *id,
+	     const char *booking, struct wl_rows **row)
 {
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	char guest[WL_ID_MAX];
@@ -296,11 +300,16 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	if (wl_id_new("gst_", guest) != WL_OK)
 		return WL_ERR_CRYPTO;
 	/* The ticket goes into the entry as LAST_INSERT_ID(): it is issued
-	 * just before the insert, which goes with it in one round trip. */
+	 * just before the insert (the read of the month's guests between
+	 * them leaves that alone), which goes with them in one round trip. */
 	rc = history(ctx, id, 1, q->id, wl_status_names[st], NULL, now);
 	if (rc == WL_OK && !c->is_booking)
 		rc = wl_sql_later(ctx->app->db, STMT_TICKET_ISSUE,
 				  SQL_ARGS(SQL_STR(q->id)));
+	if (rc == WL_OK)
+		rc = wl_sql_later(ctx->app->db, STMT_USAGE_READ,
+				  SQL_ARGS(SQL_STR(ctx->key.tenant.id),
+					   SQL_STR(month)));
 	if (rc != WL_OK)
 		return rc;
 	consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
@@ -315,8 +324,7 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 		     SQL_STR(c->extref),
 		     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
 		     c->is_booking ? SQL_INT(end) : SQL_NULL, SQL_STR(consent),
-		     SQL_INT(!c->is_booking), SQL_INT(now),
-		     SQL_INT(now)),
+		     SQL_INT(!c->is_booking), SQL_INT(now), SQL_INT(now)),
 	    row, NULL);
 	free(consent);
 	if (rc == WL_OK && (*row)->nrows != 1)
@@ -329,7 +337,7 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 	     const struct create *c, const char *custom, int64_t end,
 	     int64_t now)
 {
-	char id[WL_ID_MAX], booking[WL_ID_MAX];
+	char id[WL_ID_MAX], booking[WL_ID_MAX], month[WL_TS_MAX];
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	struct wl_events ev = {0};
 	struct wl_rows *row = NULL;
@@ -338,12 +346,21 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 
 	if (wl_id_new("ent_", id) || wl_id_new("bkg_", booking))
 		return WL_ERR_CRYPTO;
-	rc = entry_insert(ctx, q, c, custom, end, now, id, booking, &row);
-	if (rc == WL_OK)
+	/* The UTC month, "YYYY-MM": the timestamp's first seven characters
+	 * (no time zone switch, which would reload the zone file). */
+	wl_ms_to_iso(now, month);
+	month[7] = '\0';
+	rc = entry_insert(ctx, q, c, custom, end, now, month, id, booking,
+			  &row);
+	/* The tenant's hot rows (the monthly guest count, the event
+	 * sequence) are written last, with the commit, so that their locks
+	 * are held for the shortest time. */
+	if (rc == WL_OK && (rc = allowance(ctx, month,
+					   wl_rows_int(row, 0, NEW_GUESTS))) == 0)
 		rc = wl_entry_reply_row(ctx, row, 201);
 	wl_rows_free(row);
 	if (rc != WL_OK)
-		return rc;
+		return rc < 0 ? WL_OK : rc;
 	data = cJSON_CreateObject();
 	wl_json_add_str(data, "entryId", id);
 	wl_json_add_str(data, "status", wl_status_names[st]);
@@ -355,13 +372,6 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 		wl_json_add_str(data, "bookingId", booking);
 		wl_json_add_ts(data, "scheduledFor", c->at);
 		wl_events_add(&ev, WL_EV_BOOKING_CREATED, data);
-	}
-	/* The tenant's hot rows (the monthly guest count, the event
-	 * sequence) are locked last, so that those locks are held only for
-	 * the last few statements. */
-	if ((rc = allowance(ctx, now)) != 0) {
-		wl_events_clear(&ev);
-		return rc;
 	}
 	return wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
 			       q->business_id, q->id, id, 1, now);

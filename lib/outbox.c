@@ -61,65 +61,94 @@ wl_events_clear(struct wl_events *b)
 }
 
 /*
+ * The event's JSON around its sequence number, which the server assigns:
+ * *head ends with "sequence": and *tail follows the number.  Consumes
+ * data.
+ */
+static int
+event_text(const char *id, enum wl_event_type type, const char *tenant,
+	   const char *business, const char *queue, const char *resource,
+	   long long version, int64_t now, cJSON *data, char **head,
+	   char **tail)
+{
+	static const char seq[] = ",\"sequence\":";
+	cJSON *h = cJSON_CreateObject(), *t = cJSON_CreateObject();
+	size_t n;
+	char *p;
+
+	wl_json_add_str(h, "id", id);
+	wl_json_add_str(h, "type", wl_event_type_names[type]);
+	wl_json_add_str(h, "schemaVersion", "1");
+	wl_json_add_ts(t, "occurredAt", now);
+	wl_json_add_str(t, "tenantId", tenant);
+	wl_json_add_str(t, "businessId", business);
+	wl_json_add_str(t, "queueId", queue);
+	wl_json_add_str(t, "resourceId", resource);
+	wl_json_add_int(t, "resourceVersion", version);
+	cJSON_AddItemToObject(t, "data", data);
+	*head = cJSON_PrintUnformatted(h);
+	*tail = cJSON_PrintUnformatted(t);
+	cJSON_Delete(h);
+	cJSON_Delete(t);
+	/* {"id":...,"schemaVersion":"1"} -> {"id":...,"sequence":
+	 * {"occurredAt":...} -> ,"occurredAt":...} */
+	if (*head && *tail && (n = strlen(*head)) >= 2 &&
+	    (p = realloc(*head, n - 1 + sizeof(seq))) != NULL) {
+		memcpy(p + n - 1, seq, sizeof(seq));
+		*head = p;
+		**tail = ',';
+		return WL_OK;
+	}
+	free(*head);
+	free(*tail);
+	return WL_ERR_NOMEM;
+}
+
+/*
  * Write the batch for the resource (an entry) in the open transaction,
- * reserving b->n consecutive sequence numbers of the tenant.  Call it as
- * the last statement before COMMIT: the counter lock is held from here to
- * the end of the transaction.  The batch is emptied.
+ * reserving b->n consecutive sequence numbers of the tenant.  Call it
+ * last before COMMIT: the counter lock is held from here to the end of
+ * the transaction.  Nothing here waits for an answer: the server puts
+ * the numbers it reserves (LAST_INSERT_ID()) into the events' rows and
+ * bodies, so the writes go to it with the COMMIT.  The batch is emptied.
  */
 int
 wl_outbox_write(struct wl_db *db, struct wl_events *b, const char *tenant,
 		const char *business, const char *queue, const char *resource,
 		long long version, int64_t now)
 {
-	unsigned long long last;
-	char id[WL_ID_MAX], *body;
+	char id[WL_ID_MAX], *head, *tail;
 	size_t i;
 	int rc = WL_OK;
-	cJSON *ev;
 
 	if (b->n == 0)
 		return WL_OK;
-	rc = wl_sql_do_id(
+	rc = wl_sql_later(
 	    db, STMT_SEQ_RESERVE,
-	    SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)), &last);
-	if (rc != WL_OK)
-		goto out;
-	for (i = 0; i < b->n; i++) {
-		long long seq = (long long)(last - b->n + 1 + i);
+	    SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)));
+	for (i = 0; rc == WL_OK && i < b->n; i++) {
+		long long back = (long long)(b->n - 1 - i); /* from the last */
+
 		if (wl_id_new("evt_", id) != WL_OK) {
 			rc = WL_ERR_CRYPTO;
-			goto out;
+			break;
 		}
-		ev = cJSON_CreateObject();
-		wl_json_add_str(ev, "id", id);
-		wl_json_add_str(ev, "type", wl_event_type_names[b->type[i]]);
-		wl_json_add_str(ev, "schemaVersion", "1");
-		wl_json_add_int(ev, "sequence", seq);
-		wl_json_add_ts(ev, "occurredAt", now);
-		wl_json_add_str(ev, "tenantId", tenant);
-		wl_json_add_str(ev, "businessId", business);
-		wl_json_add_str(ev, "queueId", queue);
-		wl_json_add_str(ev, "resourceId", resource);
-		wl_json_add_int(ev, "resourceVersion", version);
-		cJSON_AddItemToObject(ev, "data", b->data[i]);
+		rc = event_text(id, b->type[i], tenant, business, queue,
+				resource, version, now, b->data[i], &head,
+				&tail);
 		b->data[i] = NULL;
-		body = cJSON_PrintUnformatted(ev);
-		cJSON_Delete(ev);
-		if (body == NULL) {
-			rc = WL_ERR_NOMEM;
-			goto out;
-		}
+		if (rc != WL_OK)
+			break;
 		rc = wl_sql_later(
 		    db, STMT_EVENT_INSERT,
-		    SQL_ARGS(SQL_STR(tenant), SQL_INT(seq), SQL_STR(id),
+		    SQL_ARGS(SQL_STR(tenant), SQL_INT(back), SQL_STR(id),
 			     SQL_STR(wl_event_type_names[b->type[i]]),
 			     SQL_STR(business), SQL_STR(queue),
-			     SQL_STR(resource), SQL_INT(now), SQL_STR(body)));
-		free(body);
-		if (rc != WL_OK)
-			goto out;
+			     SQL_STR(resource), SQL_INT(now), SQL_STR(head),
+			     SQL_INT(back), SQL_STR(tail)));
+		free(head);
+		free(tail);
 	}
-out:
 	wl_events_clear(b);
 	return rc;
 }

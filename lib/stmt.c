@@ -238,8 +238,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"LAST_INSERT_ID(event_seq + ?)",
     [STMT_EVENT_INSERT] =
 	"INSERT INTO events (tenant_id, seq, id, type, business_id, "
-	"queue_id, resource_id, occurred_at, body) VALUES (?, ?, ?, ?, ?, ?, "
-	"?, ?, ?)",
+	"queue_id, resource_id, occurred_at, body) VALUES (?, "
+	"LAST_INSERT_ID() - ?, ?, ?, ?, ?, ?, ?, CONCAT(?, LAST_INSERT_ID() - "
+	"?, ?))",
     [STMT_IDEM_GET] = "SELECT request_hash, status, body FROM "
 		      "idempotency_keys WHERE key_id = ? AND idem_key = ?",
     [STMT_IDEM_INSERT] =
@@ -262,6 +263,12 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "
 	"LAST_INSERT_ID(guests + 1)",
+    /* Right after STMT_USAGE_BUMP: past the allowance, the transaction
+     * fails as a deadlock does, and runs again. */
+    [STMT_USAGE_GUARD] =
+	"IF LAST_INSERT_ID() > ? THEN SIGNAL SQLSTATE '40001' SET "
+	"MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'the guest allowance was used "
+	"up meanwhile'; END IF",
     [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS(ENTRY_POSITION) ENTRY_FROM
 		       " WHERE e.tenant_id = ? AND e.id = ?",
     [STMT_ENTRY_LIST] =
@@ -283,7 +290,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"entries WHERE tenant_id = ? AND id = ? FOR UPDATE",
     /* The new entry, answered as ENTRY_COLS: a walk-in's line row is
      * locked by the ticket it has just taken, so its position is the one
-     * a read after the commit finds. */
+     * a read after the commit finds.  Then the tenant's guests of the
+     * month as STMT_USAGE_READ, just before, found them. */
     [STMT_ENTRY_INSERT] =
 	"INSERT INTO entries (id, tenant_id, business_id, queue_id, "
 	"guest_id, booking_id, version, status, is_booking, full_name, phone, "
@@ -293,7 +301,13 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, IF(?, LAST_INSERT_ID(), NULL), ?, ?) "
 	"RETURNING " ENTRY_COLS_OF(
 	    "entries.", ENTRY_POSITION_OF("entries.", NEW_ENTRY_LINE("head")),
-	    NEW_ENTRY_LINE("wait_ms"), NEW_ENTRY_LINE("served_at")),
+	    NEW_ENTRY_LINE("wait_ms"), NEW_ENTRY_LINE("served_at")) ", "
+	"@wl_guests",
+    /* A read into a variable, unlike a subquery of a write (the insert's
+     * RETURNING), takes no lock: the row is the tenant's and hot. */
+    [STMT_USAGE_READ] =
+	"SELECT COALESCE(MAX(guests), 0) INTO @wl_guests FROM tenant_usage "
+	"WHERE tenant_id = ? AND month = ?",
     [STMT_TICKET_ISSUE] =
 	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "

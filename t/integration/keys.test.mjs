@@ -388,6 +388,32 @@ test('guest allowance: 3 walk-ins pass, the 4th is 402 guest_allowance_exceeded 
   assert.equal(countEntries(refs.t1), entries + 3);
 });
 
+test('guest allowance under concurrency: walk-ins on eight lines at once take exactly the allowance', async () => {
+  // A walk-in reads the month's count with its insert and bumps it with
+  // its commit: those that read it below the allowance at once race to
+  // the bump, where the ones past it run again and are refused.  Eight
+  // tenants at once, each at its allowance once.
+  const tenants = Array.from({ length: 8 }, () => {
+    const f = fixture({ guestAllowance: 4 });
+    const b = f.tenants[0].businesses;
+    for (let n = 2; n <= 8; n++) b.push(businessCopy(b[0], n));
+    return seed(f);
+  });
+  const now = freshMinute().at(10);
+  const res = await Promise.all(tenants.flatMap((refs) => Array.from({ length: 32 }, (_, i) =>
+    api('POST', '/waitlist/entries', {
+      key: refs.k1, headers: pinned(now), idempotencyKey: uniq('idem'), body: walkIn(refs[`q${1 + (i % 8)}`]),
+    }))));
+  for (const r of res) if (r.status !== 201) assertError(r, 402, 'guest_allowance_exceeded');
+  tenants.forEach((refs, t) => {
+    const created = res.slice(t * 32, t * 32 + 32).filter((r) => r.status === 201);
+    assert.equal(created.length, 4, `tenant ${t + 1}: walk-ins created`);
+    assert.equal(countEntries(refs.t1), 4);
+    assert.equal(countEvents(refs.t1), 4);
+    assert.equal(sql(`SELECT guests FROM tenant_usage WHERE tenant_id = '${refs.t1}'`)[0][0], '4');
+  });
+});
+
 test('raising the guest allowance with tenant set takes effect at once', async () => {
   const refs = seed(fixture({ guestAllowance: 1 }));
   const now = freshMinute().at(10);
