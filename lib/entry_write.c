@@ -251,10 +251,11 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 
 /*
  * Count the guest against this month's allowance, where guests is the
- * month's count as read with the entry's insert (STMT_USAGE_READ).  0, -1 (402) or a wl_err.
- * The count goes up with the commit, where a guest past the allowance
- * (another walk-in took the last one since the read) fails the
- * transaction as a deadlock does: it runs again and reads that count.
+ * month's count as read with the entry's insert (STMT_USAGE_READ).  0,
+ * -1 (402) or a wl_err.  The count goes up with the commit, where a guest
+ * past the allowance (another walk-in took the last one since the read)
+ * fails the transaction as a deadlock does: it runs again and reads that
+ * count.
  */
 static int
 allowance(struct wl_ctx *ctx, const char *month, long long guests)
