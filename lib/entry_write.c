@@ -270,8 +270,9 @@ allowance(struct wl_ctx *ctx, const char *month, long long guests)
 			       max);
 		return -1;
 	}
-	rc = wl_sql_later(ctx->app->db, STMT_USAGE_BUMP,
-			  SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
+	rc = wl_sql_later(
+	    ctx->app->db, STMT_USAGE_BUMP,
+	    SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
 	if (rc == WL_OK)
 		rc = wl_sql_later(ctx->app->db, STMT_USAGE_GUARD,
 				  SQL_ARGS(SQL_INT(max)));
@@ -356,8 +357,9 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q,
 	/* The tenant's hot rows (the monthly guest count, the event
 	 * sequence) are written last, with the commit, so that their locks
 	 * are held for the shortest time. */
-	if (rc == WL_OK && (rc = allowance(ctx, month,
-					   wl_rows_int(row, 0, NEW_GUESTS))) == 0)
+	if (rc == WL_OK)
+		rc = allowance(ctx, month, wl_rows_int(row, 0, NEW_GUESTS));
+	if (rc == WL_OK)
 		rc = wl_entry_reply_row(ctx, row, 201);
 	wl_rows_free(row);
 	if (rc != WL_OK)
