@@ -140,6 +140,12 @@ wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 }
 
 int
+wl_sql_at_commit(struct wl_db *db, enum wl_stmt id, struct wl_rows **rows)
+{
+	return wl_sql_exec(db, id, SQL_NOARGS, rows, NULL);
+}
+
+int
 wl_sql_do_id(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
              size_t nargs, unsigned long long *value)
 {

@@ -39,6 +39,7 @@ struct wl_db {
 	struct wl_sqlval largs[BATCH_ARGS];
 	size_t nlargs;
 	struct wl_buf strs;
+	struct wl_rows **at_commit; /* see wl_sql_at_commit() */
 	struct compound comp[COMPOUNDS];
 	unsigned long long uses;
 };

@@ -171,7 +171,7 @@ wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
 			       wl_rows_str(e, 0, L_QUEUE), id, version + 1, now);
 }
 
-/* The fields of a creation request, validated. */
+/* A creation request's fields, validated, and what the service adds. */
 struct create {
 	const char *queue_id, *name, *service, *extref, *phone, *notes;
 	const char *when;
@@ -180,6 +180,10 @@ struct create {
 	long long party;
 	int is_booking;
 	int64_t at;
+	/* the entry as written */
+	char id[WL_ID_MAX], guest[WL_ID_MAX], booking[WL_ID_MAX];
+	char *custom_text, *consent_text;
+	int64_t now, end; /* end: a booking's */
 };
 
 /* Type checks of the body that need no database.  0 or -1 (replied). */
@@ -250,134 +254,138 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 }
 
 /*
- * Count the guest against this month's allowance, where guests is the
- * month's count as read with the entry's insert (STMT_USAGE_READ).  0,
- * -1 (402) or a wl_err.  The count goes up with the commit, where a guest
- * past the allowance (another walk-in took the last one since the read)
- * fails the transaction as a deadlock does: it runs again and reads that
- * count.
+ * Count the guest against this month's allowance.  The count goes up
+ * with the commit, where the tenant's hot row is locked for the shortest
+ * time; past the allowance, the server refuses the transaction, and the
+ * answer is 402.
  */
 static int
-allowance(struct wl_ctx *ctx, const char *month, long long guests)
+allowance(struct wl_ctx *ctx, const char *month)
 {
 	long long max = ctx->key.tenant.guest_allowance;
 	int rc;
 
-	if (guests + 1 > max) {
-		wl_reply_error(ctx, WL_C_GUEST_ALLOWANCE_EXCEEDED,
-			       "the guest allowance of %lld this month is used "
-			       "up",
-			       max);
-		return -1;
-	}
+	ctx->refusal = WL_C_GUEST_ALLOWANCE_EXCEEDED;
+	snprintf(ctx->refusal_msg, sizeof(ctx->refusal_msg),
+		 "the guest allowance of %lld this month is used up", max);
 	rc = wl_sql_later(
 	    ctx->app->db, STMT_USAGE_BUMP,
 	    SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(month)));
 	if (rc == WL_OK)
-		rc = wl_sql_later(ctx->app->db, STMT_USAGE_GUARD,
+		rc = wl_sql_later(ctx->app->db, STMT_USAGE_CHECK,
 				  SQL_ARGS(SQL_INT(max)));
 	return rc;
 }
 
-/* The column of the entry's insert after ENTRY_COLS: guests this month. */
-#define NEW_GUESTS 22
-
 /*
- * Insert the new entry; *row is what the insert answers, its ENTRY_COLS
- * and NEW_GUESTS of the month.  A walk-in first takes its ticket, which
- * locks its line's ticket row until commit; so this comes late in the
- * transaction, after the history row.
+ * Write the new entry and its first history row.  A walk-in first takes
+ * its ticket, which locks its line's ticket row until commit; so this
+ * comes late in the transaction, after the history row.  Then the
+ * walk-in's numbers that only the server knows go into @wl_patch.
  */
 static int
 entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
-	     const struct create *c, const char *custom, int64_t end,
-	     int64_t now, const char *month, const char *id,
-	     const char *booking, struct wl_rows **row)
+	     const struct create *c)
 {
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
-	char guest[WL_ID_MAX];
-	char *consent;
 	int rc;
 
-	if (wl_id_new("gst_", guest) != WL_OK)
-		return WL_ERR_CRYPTO;
-	/* The ticket goes into the entry as LAST_INSERT_ID(): it is issued
-	 * just before the insert (the read of the month's guests between
-	 * them leaves that alone), which goes with them in one round trip. */
-	rc = history(ctx, id, 1, q->id, wl_status_names[st], NULL, now);
+	rc = history(ctx, c->id, 1, q->id, wl_status_names[st], NULL, c->now);
 	if (rc == WL_OK && !c->is_booking)
 		rc = wl_sql_later(ctx->app->db, STMT_TICKET_ISSUE,
 				  SQL_ARGS(SQL_STR(q->id)));
 	if (rc == WL_OK)
-		rc = wl_sql_later(ctx->app->db, STMT_USAGE_READ,
-				  SQL_ARGS(SQL_STR(ctx->key.tenant.id),
-					   SQL_STR(month)));
-	if (rc != WL_OK)
-		return rc;
-	consent = c->consent ? cJSON_PrintUnformatted(c->consent) : NULL;
-	rc = wl_sql_exec(
-	    ctx->app->db, STMT_ENTRY_INSERT,
-	    SQL_ARGS(SQL_STR(id), SQL_STR(ctx->key.tenant.id),
-		     SQL_STR(q->business_id), SQL_STR(q->id), SQL_STR(guest),
-		     c->is_booking ? SQL_STR(booking) : SQL_NULL,
-		     SQL_STR(wl_status_names[st]), SQL_INT(c->is_booking),
-		     SQL_STR(c->name), SQL_STR(c->phone), SQL_INT(c->party),
-		     SQL_STR(c->notes), SQL_STR(c->service), SQL_STR(custom),
-		     SQL_STR(c->extref),
-		     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
-		     c->is_booking ? SQL_INT(end) : SQL_NULL, SQL_STR(consent),
-		     SQL_INT(!c->is_booking), SQL_INT(now), SQL_INT(now)),
-	    row, NULL);
-	free(consent);
-	if (rc == WL_OK && (*row)->nrows != 1)
-		rc = WL_ERR_DB;
+		rc = wl_sql_later(
+		    ctx->app->db, STMT_ENTRY_INSERT,
+		    SQL_ARGS(SQL_STR(c->id), SQL_STR(ctx->key.tenant.id),
+			     SQL_STR(q->business_id), SQL_STR(q->id),
+			     SQL_STR(c->guest),
+			     c->is_booking ? SQL_STR(c->booking) : SQL_NULL,
+			     SQL_STR(wl_status_names[st]),
+			     SQL_INT(c->is_booking), SQL_STR(c->name),
+			     SQL_STR(c->phone), SQL_INT(c->party),
+			     SQL_STR(c->notes), SQL_STR(c->service),
+			     SQL_STR(c->custom_text), SQL_STR(c->extref),
+			     c->is_booking ? SQL_INT(c->at) : SQL_NULL,
+			     c->is_booking ? SQL_INT(c->end) : SQL_NULL,
+			     SQL_STR(c->consent_text), SQL_INT(!c->is_booking),
+			     SQL_INT(c->now), SQL_INT(c->now)));
+	if (rc == WL_OK && !c->is_booking)
+		rc = wl_sql_later(ctx->app->db, STMT_ENTRY_NUMBERS,
+				  SQL_ARGS(SQL_INT(c->now - DAY_MS),
+					   SQL_STR(ctx->key.tenant.id),
+					   SQL_STR(c->id)));
 	return rc;
 }
 
+/*
+ * Reply 201 with the new entry: the Entry object of the row that the
+ * insert writes, made here from the request.  A walk-in's position and
+ * estimated wait are left null: only the server knows them, and its
+ * figures (STMT_ENTRY_NUMBERS) go in after the commit, into this answer
+ * and its replays alike (idempotency.c).
+ */
 static int
-create_write(struct wl_ctx *ctx, const struct wl_queue *q,
-	     const struct create *c, const char *custom, int64_t end,
-	     int64_t now)
+created_reply(struct wl_ctx *ctx, const struct wl_queue *q,
+	      const struct create *c)
 {
-	char id[WL_ID_MAX], booking[WL_ID_MAX], month[WL_TS_MAX];
+	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
+	char party[24], at[24], now[24];
+	const char *cell[] = {
+	    c->id, c->guest, c->is_booking ? c->booking : NULL, "1",
+	    wl_status_names[st], q->id, q->business_id, c->name, c->phone,
+	    party, c->notes, c->service, c->custom_text, c->extref,
+	    c->is_booking ? "1" : "0", c->is_booking ? at : NULL,
+	    c->consent_text, now, now, NULL, NULL, NULL};
+	/* Read only: the cells are not the row's to free. */
+	struct wl_rows row = {1, sizeof(cell) / sizeof(*cell), (char **)cell,
+			      NULL, 0};
+
+	snprintf(party, sizeof(party), "%lld", c->party);
+	snprintf(at, sizeof(at), "%lld", (long long)c->at);
+	snprintf(now, sizeof(now), "%lld", (long long)c->now);
+	ctx->patched = !c->is_booking;
+	return wl_entry_reply_row(ctx, &row, 201);
+}
+
+/* Write the new entry, its guest and its events, and reply. */
+static int
+create_write(struct wl_ctx *ctx, const struct wl_queue *q, struct create *c)
+{
 	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	struct wl_events ev = {0};
-	struct wl_rows *row = NULL;
+	char month[WL_TS_MAX];
 	cJSON *data;
 	int rc;
 
-	if (wl_id_new("ent_", id) || wl_id_new("bkg_", booking))
+	if (wl_id_new("ent_", c->id) || wl_id_new("bkg_", c->booking) ||
+	    wl_id_new("gst_", c->guest))
 		return WL_ERR_CRYPTO;
 	/* The UTC month, "YYYY-MM": the timestamp's first seven characters
 	 * (no time zone switch, which would reload the zone file). */
-	wl_ms_to_iso(now, month);
+	wl_ms_to_iso(c->now, month);
 	month[7] = '\0';
-	rc = entry_insert(ctx, q, c, custom, end, now, month, id, booking,
-			  &row);
 	/* The tenant's hot rows (the monthly guest count, the event
 	 * sequence) are written last, with the commit, so that their locks
 	 * are held for the shortest time. */
-	if (rc == WL_OK)
-		rc = allowance(ctx, month, wl_rows_int(row, 0, NEW_GUESTS));
-	if (rc == WL_OK)
-		rc = wl_entry_reply_row(ctx, row, 201);
-	wl_rows_free(row);
-	if (rc != WL_OK)
-		return rc < 0 ? WL_OK : rc;
+	if ((rc = entry_insert(ctx, q, c)) != WL_OK ||
+	    (rc = allowance(ctx, month)) != WL_OK ||
+	    (rc = created_reply(ctx, q, c)) != WL_OK)
+		return rc;
 	data = cJSON_CreateObject();
-	wl_json_add_str(data, "entryId", id);
+	wl_json_add_str(data, "entryId", c->id);
 	wl_json_add_str(data, "status", wl_status_names[st]);
 	wl_json_add_bool(data, "isBooking", c->is_booking);
 	wl_events_add(&ev, WL_EV_ENTRY_CREATED, data);
 	if (c->is_booking) {
 		data = cJSON_CreateObject();
-		wl_json_add_str(data, "entryId", id);
-		wl_json_add_str(data, "bookingId", booking);
+		wl_json_add_str(data, "entryId", c->id);
+		wl_json_add_str(data, "bookingId", c->booking);
 		wl_json_add_ts(data, "scheduledFor", c->at);
 		wl_events_add(&ev, WL_EV_BOOKING_CREATED, data);
 	}
 	return wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
-			       q->business_id, q->id, id, 1, now);
+			       q->business_id, q->id, c->id, 1, c->now);
 }
 
 /* POST /waitlist/entries */
@@ -387,11 +395,10 @@ wl_h_entry_create(struct wl_ctx *ctx)
 	struct create c = {0};
 	struct wl_queue q = {0};
 	cJSON *body, *custom = NULL;
-	char *custom_text = NULL;
 	long long minutes;
-	int64_t now = wl_now_ms(), end = 0;
 	int rc = WL_OK;
 
+	c.now = wl_now_ms();
 	if ((body = wl_body_json(ctx)) == NULL)
 		return WL_OK;
 	if (create_parse(ctx, body, &c) < 0)
@@ -415,26 +422,30 @@ wl_h_entry_create(struct wl_ctx *ctx)
 	custom = cJSON_CreateObject();
 	if ((rc = wl_custom_data_merge(ctx, q.id, custom, c.custom)) != 0)
 		goto done;
-	if ((custom_text = cJSON_PrintUnformatted(custom)) == NULL) {
+	if ((c.custom_text = cJSON_PrintUnformatted(custom)) == NULL ||
+	    (c.consent &&
+	     (c.consent_text = cJSON_PrintUnformatted(c.consent)) == NULL)) {
 		rc = WL_ERR_NOMEM;
 		goto out;
 	}
 	if (c.is_booking) {
-		if ((rc = wl_booking_place(ctx, &q, c.at, minutes, NULL, &end)))
+		if ((rc = wl_booking_place(ctx, &q, c.at, minutes, NULL,
+					   &c.end)))
 			goto done;
 	} else if (!q.walk_ins_enabled || q.walk_ins_paused ||
-		   !wl_queue_open_now(&q, now)) {
+		   !wl_queue_open_now(&q, c.now)) {
 		wl_reply_error(ctx, WL_C_QUEUE_UNAVAILABLE,
 			       "this line is not taking walk-ins now");
 		goto out;
 	}
-	rc = create_write(ctx, &q, &c, custom_text, end, now);
+	rc = create_write(ctx, &q, &c);
 	goto done;
 done:
 	if (rc < 0)
 		rc = WL_OK; /* the 4xx reply has been made */
 out:
-	free(custom_text);
+	free(c.custom_text);
+	free(c.consent_text);
 	cJSON_Delete(custom);
 	cJSON_Delete(c.consent);
 	cJSON_Delete(body);

@@ -95,6 +95,7 @@ cJSON *wl_json_add_str(cJSON *, const char *, const char *); /* NULL: null */
 cJSON *wl_json_add_int(cJSON *, const char *, long long);
 cJSON *wl_json_add_bool(cJSON *, const char *, int);
 int wl_json_exact_numbers(cJSON *);
+int wl_json_fill(cJSON *to, const cJSON *from);
 cJSON *wl_json_add_ts(cJSON *, const char *, int64_t ms); /* <0: null */
 /* Valid UTF-8 without NUL? */
 int wl_utf8_valid(const char *, size_t);
@@ -148,14 +149,16 @@ enum wl_stmt {
 	STMT_IDEM_MARK,
 	STMT_IDEM_MARK_GET,
 	STMT_IDEM_ANSWER,
-	STMT_USAGE_READ,
+	STMT_IDEM_ANSWER_PATCHED,
+	STMT_IDEM_PATCH_GET,
 	STMT_USAGE_BUMP,
-	STMT_USAGE_GUARD,
+	STMT_USAGE_CHECK,
 	STMT_ENTRY_GET,
 	STMT_ENTRY_LIST,
 	STMT_ENTRY_LIST_EXTREF,
 	STMT_ENTRY_LOCK,
 	STMT_ENTRY_INSERT,
+	STMT_ENTRY_NUMBERS,
 	STMT_TICKET_ISSUE,
 	STMT_LINE_MOVE,
 	STMT_ENTRY_SET_STATUS,
@@ -270,6 +273,12 @@ int wl_sql_do(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
  */
 int wl_sql_later(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
 		 size_t nargs);
+/*
+ * In a transaction: queue read id (no parameters), last before the
+ * commit; its result set goes to the server with the commit and comes
+ * back in *rows when the commit succeeds (NULL otherwise).
+ */
+int wl_sql_at_commit(struct wl_db *, enum wl_stmt, struct wl_rows **rows);
 /* Run a statement that sets LAST_INSERT_ID() and give that value. */
 int wl_sql_do_id(struct wl_db *, enum wl_stmt, const struct wl_sqlval *,
 		 size_t nargs, unsigned long long *value);
@@ -451,6 +460,15 @@ struct wl_ctx {
 	struct wl_key key;
 	const char *param[WL_MAX_PARAMS]; /* decoded path parameters */
 	const char *tenant_id_for_log;
+	/*
+	 * Set by a mutation for wl_idempotent(): its 4xx answer should the
+	 * server refuse the transaction (a check in SQL that SIGNALs,
+	 * WL_ERR_REFUSED), and whether its answer awaits numbers that the
+	 * transaction leaves in @wl_patch (see idempotency.c).
+	 */
+	enum wl_code refusal;
+	char refusal_msg[160];
+	int patched;
 };
 
 typedef int (*wl_handler)(struct wl_ctx *);

@@ -12,6 +12,15 @@
  * 503 store nothing and a retry executes.  Stored answers are sealed
  * (AES-256-GCM): they may hold guest details or a signing secret shown
  * once.
+ *
+ * A mutation may go to the server whole with its commit, in one round
+ * trip: its answer is then made, and sealed, before the server has
+ * worked out some of its numbers (a new walk-in's position).  The
+ * mutation leaves those in @wl_patch as a JSON object; the record keeps
+ * it beside the sealed answer, and its members go into the answer, the
+ * first time and at every replay alike (answer()).  A check that the
+ * server makes on the way (the guest allowance) refuses with the 4xx the
+ * mutation has named (wl_ctx.refusal).
  */
 #include "config.h"
 
@@ -25,6 +34,7 @@ struct idem {
 	wl_handler handler;
 	char hash[65];
 	long long mark; /* set in the session by this attempt's claim */
+	struct wl_rows *patch; /* @wl_patch, with the commit */
 };
 
 static void
@@ -52,6 +62,33 @@ key_valid(const char *k)
 }
 
 /*
+ * Reply with status and answer body text, and the members of patch (a
+ * JSON object, or NULL) put into it.  The body is as stored; only an
+ * error body names this request, not the first.
+ */
+static int
+answer(struct wl_ctx *ctx, int status, const char *body, const char *patch)
+{
+	cJSON *root = cJSON_Parse(body), *p = NULL;
+	int rc = WL_OK;
+
+	if (root == NULL || (patch && (p = cJSON_Parse(patch)) == NULL))
+		rc = WL_ERR_DB;
+	else if (wl_json_fill(root, p) < 0 || wl_json_exact_numbers(root) < 0)
+		rc = WL_ERR_NOMEM;
+	else if (cJSON_GetObjectItemCaseSensitive(root, "requestId"))
+		cJSON_ReplaceItemInObjectCaseSensitive(
+		    root, "requestId",
+		    cJSON_CreateString(ctx->resp->request_id));
+	cJSON_Delete(p);
+	if (rc != WL_OK) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	return wl_reply_json(ctx, status, root);
+}
+
+/*
  * Replay the stored result, or refuse when the request differs.  Returns
  * 1 when answered, 0 when there is no record.
  */
@@ -62,7 +99,6 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 	const char *stored, *sealed;
 	char *body = NULL;
 	size_t n;
-	cJSON *root;
 	int status;
 
 	*rc = wl_sql_exec(ctx->app->db, STMT_IDEM_GET,
@@ -91,17 +127,11 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 		if (sealed == NULL)
 			wl_reply_empty(ctx, status);
 		else if ((body = wl_unseal(ctx->app->secret, sealed, &n)) ==
-			     NULL ||
-			 (root = cJSON_Parse(body)) == NULL)
+			 NULL)
 			*rc = WL_ERR_CRYPTO;
-		else {
-			/* An error body names this request, not the first. */
-			if (cJSON_GetObjectItemCaseSensitive(root, "requestId"))
-				cJSON_ReplaceItemInObjectCaseSensitive(
-				    root, "requestId",
-				    cJSON_CreateString(ctx->resp->request_id));
-			wl_reply_json(ctx, status, root);
-		}
+		else
+			*rc = answer(ctx, status, body,
+				     wl_rows_str(rows, 0, 3));
 	}
 	free(body);
 	wl_rows_free(rows);
@@ -110,11 +140,12 @@ replay(struct wl_ctx *ctx, const char *hash, int *rc)
 
 /*
  * Write the finished answer (status, sealed body): stmt STMT_IDEM_ANSWER
- * into the claimed record, or STMT_IDEM_INSERT as a new record
+ * into the claimed record (with its patch, which comes back with the
+ * commit into s->patch), or STMT_IDEM_INSERT as a new record
  * (WL_ERR_CONFLICT when the key already has one).
  */
 static int
-store(struct wl_ctx *ctx, enum wl_stmt stmt, const char *hash)
+store(struct wl_ctx *ctx, enum wl_stmt stmt, struct idem *s)
 {
 	char *sealed = NULL;
 	int rc;
@@ -123,17 +154,22 @@ store(struct wl_ctx *ctx, enum wl_stmt stmt, const char *hash)
 	    (sealed = wl_seal(ctx->app->secret, ctx->resp->body,
 			      ctx->resp->body_len)) == NULL)
 		return WL_ERR_CRYPTO;
-	if (stmt == STMT_IDEM_ANSWER)
+	if (stmt == STMT_IDEM_ANSWER) {
 		rc = wl_sql_later(
-		    ctx->app->db, stmt,
+		    ctx->app->db,
+		    ctx->patched ? STMT_IDEM_ANSWER_PATCHED : STMT_IDEM_ANSWER,
 		    SQL_ARGS(SQL_INT(ctx->resp->status), SQL_STR(sealed),
 			     SQL_STR(ctx->key.id),
 			     SQL_STR(ctx->http->idempotency_key)));
-	else
+		if (rc == WL_OK && ctx->patched)
+			rc = wl_sql_at_commit(ctx->app->db, STMT_IDEM_PATCH_GET,
+					      &s->patch);
+	} else
 		rc = wl_sql_do(ctx->app->db, stmt,
 			       SQL_ARGS(SQL_STR(ctx->key.id),
 					SQL_STR(ctx->http->idempotency_key),
-					SQL_STR(hash), SQL_INT(ctx->resp->status),
+					SQL_STR(s->hash),
+					SQL_INT(ctx->resp->status),
 					SQL_STR(sealed), SQL_INT(wl_now_ms())));
 	free(sealed);
 	return rc;
@@ -165,11 +201,13 @@ run(struct wl_db *db, void *arg)
 	if (rc != WL_OK)
 		return rc;
 	wl_resp_clear_body(ctx->resp); /* status 0: no answer yet */
+	ctx->refusal_msg[0] = '\0';
+	ctx->patched = 0;
 	if ((rc = s->handler(ctx)) != WL_OK)
 		return rc;
 	if (ctx->resp->status == 0 || ctx->resp->status >= 400)
 		return WL_ERR_INVALID;
-	return store(ctx, STMT_IDEM_ANSWER, s->hash);
+	return store(ctx, STMT_IDEM_ANSWER, s);
 }
 
 /* Did the attempt's claim go through?  (Asked after a failure only.) */
@@ -204,8 +242,9 @@ in_progress(struct wl_ctx *ctx)
 int
 wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 {
-	struct idem s = {ctx, handler, "", 0};
-	int rc, status;
+	struct idem s = {ctx, handler, "", 0, NULL};
+	const char *patch;
+	int rc, status, lost;
 
 	if (ctx->http->idempotency_key == NULL ||
 	    *ctx->http->idempotency_key == '\0')
@@ -216,7 +255,28 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 				      "Idempotency-Key must be 1 to 255 "
 				      "printable ASCII characters");
 	request_hash(ctx, s.hash);
-	rc = wl_db_txn(ctx->app->db, run, &s);
+	for (lost = 0;; lost++) {
+		rc = wl_db_txn(ctx->app->db, run, &s);
+		/* The connection was lost, perhaps with the commit: whether
+		 * the transaction took place, its record tells.  If it did
+		 * not, it runs once more. */
+		if (rc != WL_ERR_DB_GONE || lost)
+			break;
+		wl_resp_clear_body(ctx->resp);
+		if (replay(ctx, s.hash, &rc))
+			return rc;
+	}
+	if (rc == WL_OK && ctx->patched) {
+		patch = wl_rows_str(s.patch, 0, 0);
+		rc = answer(ctx, ctx->resp->status, ctx->resp->body,
+			    patch ? patch : "");
+	}
+	wl_rows_free(s.patch);
+	if (rc == WL_ERR_REFUSED && ctx->refusal_msg[0]) {
+		wl_resp_clear_body(ctx->resp);
+		wl_reply_error(ctx, ctx->refusal, "%s", ctx->refusal_msg);
+		rc = WL_ERR_INVALID;
+	}
 	status = ctx->resp->status;
 	/* The claim waited for nothing: another request holds the key.  (A
 	 * lock wait of the handler's own is a 503, as anywhere.) */
@@ -226,7 +286,7 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 	 * (unless another request with the key has claimed it meanwhile). */
 	if (rc == WL_ERR_INVALID && status >= 400 && status < 500 &&
 	    status != 429) {
-		if ((rc = store(ctx, STMT_IDEM_INSERT, s.hash)) == WL_ERR_BUSY)
+		if ((rc = store(ctx, STMT_IDEM_INSERT, &s)) == WL_ERR_BUSY)
 			return in_progress(ctx);
 	} else if (rc == WL_ERR_INVALID)
 		return WL_OK; /* the handler's own 5xx/429 answer stands */

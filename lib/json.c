@@ -119,6 +119,36 @@ wl_json_add_int(cJSON *obj, const char *name, long long v)
 }
 
 /*
+ * Put the members of object from into object to: each replaces the one
+ * of its name in place (or is added), and an object into an object is
+ * put member by member.  Returns 0, or -1 when out of memory.
+ */
+int
+wl_json_fill(cJSON *to, const cJSON *from)
+{
+	const cJSON *f;
+	cJSON *t, *dup;
+
+	cJSON_ArrayForEach(f, from) {
+		t = cJSON_GetObjectItemCaseSensitive(to, f->string);
+		if (cJSON_IsObject(t) && cJSON_IsObject(f)) {
+			if (wl_json_fill(t, f) < 0)
+				return -1;
+			continue;
+		}
+		if ((dup = cJSON_Duplicate(f, 1)) == NULL)
+			return -1;
+		if (!(t ? cJSON_ReplaceItemInObjectCaseSensitive(to, f->string,
+								  dup)
+			: cJSON_AddItemToObject(to, f->string, dup))) {
+			cJSON_Delete(dup);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Replace every number below item with its shortest decimal form that
  * reads back as the same double (cJSON prints "%1.15g" and accepts it
  * when it is merely close: 9007199254740991 would become

@@ -23,7 +23,8 @@
  * Classify a server or client error: retry the transaction (deadlock,
  * Galera certification failure), busy (lock wait timeout: someone holds
  * the row for long), reconnect (the server went away or is not ready),
- * duplicate key, or fatal.
+ * duplicate key, refused (a check of the service's own, SIGNAL SQLSTATE
+ * '45000'), or fatal.
  */
 static int
 classify(unsigned e)
@@ -51,6 +52,8 @@ classify(unsigned e)
 		return WL_ERR_DB_GONE;
 	case ER_DUP_ENTRY:
 		return WL_ERR_CONFLICT;
+	case ER_SIGNAL_EXCEPTION:
+		return WL_ERR_REFUSED;
 	default:
 		return WL_ERR_DB;
 	}

@@ -63,37 +63,30 @@
  * lookup by line keeps that to the line's active walk-ins.  Both give the
  * same number.
  */
-#define ENTRY_POSITION_OF(e, head)                                        \
-	e "ticket + 1 - " head " - (SELECT COUNT(*) FROM entries d "        \
-	WALKINS_INDEX " WHERE d.queue_id = " e "queue_id AND d.is_booking = " \
-	"0 AND d.is_active = 0 AND d.ticket >= " head " AND d.ticket < " e  \
-	"ticket)"
-#define ENTRY_POSITION ENTRY_POSITION_OF("e.", "lt.head")
+#define ENTRY_POSITION                                                    \
+	"e.ticket + 1 - lt.head - (SELECT COUNT(*) FROM entries d "         \
+	WALKINS_INDEX " WHERE d.queue_id = e.queue_id AND d.is_booking = 0 " \
+	"AND d.is_active = 0 AND d.ticket >= lt.head AND d.ticket < "       \
+	"e.ticket)"
 #define ENTRY_POSITION_LIST                                               \
 	"(SELECT COUNT(*) FROM entries p " WALKINS_INDEX " WHERE "          \
 	"p.queue_id = e.queue_id AND p.is_booking = 0 AND p.is_active = 1 " \
 	"AND p.ticket <= e.ticket)"
 
 /*
- * Entry columns in the order entry.c reads them, of the entries row named
- * by the prefix e, with `pos` computing the position of an active
- * walk-in; FROM ENTRY_FROM.  The last two are the line's recent wait and
- * when a walk-in of the line was last first served (migrations/011):
- * entry.c tells whether that wait is still recent.
+ * Entry columns in the order entry.c reads them, with `pos` computing the
+ * position of e, an active walk-in; FROM ENTRY_FROM.  The last two are
+ * the line's recent wait and when a walk-in of the line was last first
+ * served (migrations/011): entry.c tells whether that wait is still
+ * recent.
  */
-#define ENTRY_COLS_OF(e, pos, wait, served)                               \
-	e "id, " e "guest_id, " e "booking_id, " e "version, " e "status, "  \
-	e "queue_id, " e "business_id, " e "full_name, " e "phone, " e      \
-	"party_size, " e "notes, " e "service_type_id, " e "custom_data, "   \
-	e "external_reference, " e "is_booking, " e "scheduled_for, " e     \
-	"sms_consent, " e "created_at, " e "updated_at, CASE WHEN " e       \
-	"is_booking = 0 AND " e "is_active = 1 THEN " pos " END, " wait     \
-	", " served
-#define ENTRY_COLS(pos) ENTRY_COLS_OF("e.", pos, "lt.wait_ms", "lt.served_at")
-/* A column of the line_tickets row of the entry being inserted. */
-#define NEW_ENTRY_LINE(col)                                               \
-	"(SELECT " col " FROM line_tickets WHERE queue_id = "               \
-	"entries.queue_id)"
+#define ENTRY_COLS(pos)                                                   \
+	"e.id, e.guest_id, e.booking_id, e.version, e.status, e.queue_id, "  \
+	"e.business_id, e.full_name, e.phone, e.party_size, e.notes, "       \
+	"e.service_type_id, e.custom_data, e.external_reference, "          \
+	"e.is_booking, e.scheduled_for, e.sms_consent, e.created_at, "      \
+	"e.updated_at, CASE WHEN e.is_booking = 0 AND e.is_active = 1 THEN " \
+	pos " END, lt.wait_ms, lt.served_at"
 #define ENTRY_FROM                                                        \
 	" FROM entries e LEFT JOIN line_tickets lt ON lt.queue_id = "       \
 	"e.queue_id"
@@ -241,7 +234,7 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"queue_id, resource_id, occurred_at, body) VALUES (?, "
 	"LAST_INSERT_ID() - ?, ?, ?, ?, ?, ?, ?, CONCAT(?, LAST_INSERT_ID() - "
 	"?, ?))",
-    [STMT_IDEM_GET] = "SELECT request_hash, status, body FROM "
+    [STMT_IDEM_GET] = "SELECT request_hash, status, body, patch FROM "
 		      "idempotency_keys WHERE key_id = ? AND idem_key = ?",
     [STMT_IDEM_INSERT] =
 	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "
@@ -259,16 +252,21 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_IDEM_ANSWER] =
 	"UPDATE idempotency_keys SET status = ?, body = ? WHERE key_id = ? "
 	"AND idem_key = ?",
+    /* The answer with the patch the transaction has left in @wl_patch;
+     * then the patch, with the commit. */
+    [STMT_IDEM_ANSWER_PATCHED] =
+	"UPDATE idempotency_keys SET status = ?, body = ?, patch = @wl_patch "
+	"WHERE key_id = ? AND idem_key = ?",
+    [STMT_IDEM_PATCH_GET] = "SELECT @wl_patch",
     [STMT_USAGE_BUMP] =
 	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "
 	"LAST_INSERT_ID(guests + 1)",
-    /* Right after STMT_USAGE_BUMP: past the allowance, the transaction
-     * fails as a deadlock does, and runs again. */
-    [STMT_USAGE_GUARD] =
-	"IF LAST_INSERT_ID() > ? THEN SIGNAL SQLSTATE '40001' SET "
-	"MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'the guest allowance was used "
-	"up meanwhile'; END IF",
+    /* Right after STMT_USAGE_BUMP: past the allowance, the server
+     * refuses the transaction (WL_ERR_REFUSED). */
+    [STMT_USAGE_CHECK] =
+	"IF LAST_INSERT_ID() > ? THEN SIGNAL SQLSTATE '45000' SET "
+	"MESSAGE_TEXT = 'the guest allowance is used up'; END IF",
     [STMT_ENTRY_GET] = "SELECT " ENTRY_COLS(ENTRY_POSITION) ENTRY_FROM
 		       " WHERE e.tenant_id = ? AND e.id = ?",
     [STMT_ENTRY_LIST] =
@@ -288,26 +286,28 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"custom_data, full_name, phone, party_size, notes, "
 	"external_reference, ticket, created_at, first_in_service_at FROM "
 	"entries WHERE tenant_id = ? AND id = ? FOR UPDATE",
-    /* The new entry, answered as ENTRY_COLS: a walk-in's line row is
-     * locked by the ticket it has just taken, so its position is the one
-     * a read after the commit finds.  Then the tenant's guests of the
-     * month as STMT_USAGE_READ, just before, found them. */
+    /* A walk-in's ticket is the one STMT_TICKET_ISSUE has just issued. */
     [STMT_ENTRY_INSERT] =
 	"INSERT INTO entries (id, tenant_id, business_id, queue_id, "
 	"guest_id, booking_id, version, status, is_booking, full_name, phone, "
 	"party_size, notes, service_type_id, custom_data, "
 	"external_reference, scheduled_for, booking_end, sms_consent, "
 	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, IF(?, LAST_INSERT_ID(), NULL), ?, ?) "
-	"RETURNING " ENTRY_COLS_OF(
-	    "entries.", ENTRY_POSITION_OF("entries.", NEW_ENTRY_LINE("head")),
-	    NEW_ENTRY_LINE("wait_ms"), NEW_ENTRY_LINE("served_at")) ", "
-	"@wl_guests",
-    /* A read into a variable, unlike a subquery of a write (the insert's
-     * RETURNING), takes no lock: the row is the tenant's and hot. */
-    [STMT_USAGE_READ] =
-	"SELECT COALESCE(MAX(guests), 0) INTO @wl_guests FROM tenant_usage "
-	"WHERE tenant_id = ? AND month = ?",
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, IF(?, LAST_INSERT_ID(), NULL), ?, ?)",
+    /*
+     * The numbers of the Entry object of new walk-in e (its tenant, id)
+     * that only the server knows, as a patch of the answer {"entry": ...}
+     * (idempotency.c): its position and estimated wait, as entry.c works
+     * them out, at its creation (created at the instant now, so no time
+     * has gone by; since is a day before).  A read into a variable takes
+     * no lock; its line's row is locked by the ticket it has just taken,
+     * so the position is the one a read after the commit finds.
+     */
+    [STMT_ENTRY_NUMBERS] =
+	"SELECT JSON_OBJECT('entry', JSON_OBJECT('position', " ENTRY_POSITION
+	", 'estimatedWaitMinutes', IF(lt.served_at >= ?, CAST(GREATEST("
+	"FLOOR(lt.wait_ms / 60000 + 0.5), 0) AS SIGNED), NULL))) INTO "
+	"@wl_patch" ENTRY_FROM " WHERE e.tenant_id = ? AND e.id = ?",
     [STMT_TICKET_ISSUE] =
 	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "

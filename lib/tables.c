@@ -108,6 +108,7 @@ static const char *const errstrs[WL_ERR__MAX] = {
     [WL_ERR_LIMIT] = "limit reached",
     [WL_ERR_IO] = "input/output error",
     [WL_ERR_CRYPTO] = "cryptographic failure",
+    [WL_ERR_REFUSED] = "refused by the database",
 };
 
 /* A message for an error value. */

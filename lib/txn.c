@@ -159,6 +159,25 @@ wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 }
 
 /*
+ * Queue read id, the transaction's last statement before the commit: the
+ * commit's compound statement answers with its result set (the last one
+ * of the batch), which goes to *rows.  So a transaction sent whole with
+ * its commit still learns what the server worked out on the way.
+ */
+int
+wl_sql_at_commit(struct wl_db *db, enum wl_stmt id, struct wl_rows **rows)
+{
+	int rc;
+
+	*rows = NULL;
+	if (!db->in_txn)
+		return WL_ERR_INVALID;
+	if ((rc = wl_sql_later(db, id, SQL_NOARGS)) == WL_OK)
+		db->at_commit = rows;
+	return rc;
+}
+
+/*
  * Run a statement that sets LAST_INSERT_ID() (an auto-increment insert,
  * or LAST_INSERT_ID(expr)) and give that value.  In a transaction the
  * statement and the read of the value go with the waiting writes.
@@ -202,6 +221,7 @@ wl_db_begin(struct wl_db *db)
 	later_clear(db);
 	db->in_txn = 1;
 	db->sent = 0;
+	db->at_commit = NULL;
 	return wl_sql_later(db, STMT_TXN_START, SQL_NOARGS);
 }
 
@@ -209,13 +229,16 @@ wl_db_begin(struct wl_db *db)
 int
 wl_db_commit(struct wl_db *db)
 {
+	struct wl_rows **rows = db->at_commit;
+
 	db->in_txn = 0;
+	db->at_commit = NULL;
 	if (!db->sent && db->nlater == 1) { /* START TRANSACTION alone */
 		later_clear(db);
 		return WL_OK;
 	}
 	if (db->nlater > 0)
-		return db_send_later(db, STMT_TXN_COMMIT, SQL_NOARGS, NULL);
+		return db_send_later(db, STMT_TXN_COMMIT, SQL_NOARGS, rows);
 	if (db->conn == NULL)
 		return WL_ERR_DB_GONE;
 	if (mysql_commit(db->conn) != 0)
@@ -232,6 +255,7 @@ wl_db_rollback(struct wl_db *db)
 	int sent = db->sent;
 
 	db->in_txn = db->sent = 0;
+	db->at_commit = NULL;
 	later_clear(db);
 	if (sent && db->conn && mysql_rollback(db->conn) != 0)
 		db_fail(db, mysql_errno(db->conn), mysql_error(db->conn));

@@ -29,6 +29,7 @@ enum wl_err {
 	WL_ERR_LIMIT,
 	WL_ERR_IO,
 	WL_ERR_CRYPTO,
+	WL_ERR_REFUSED,	    /* a check in SQL refused the transaction */
 	WL_ERR__MAX
 };
 

@@ -199,6 +199,28 @@ START_TEST(exact_numbers_keep_every_digit_and_the_names)
 }
 END_TEST
 
+START_TEST(fill_replaces_in_place_and_descends_into_objects)
+{
+	cJSON *o = cJSON_Parse("{\"entry\":{\"id\":\"e\",\"position\":null,"
+			       "\"wait\":null,\"n\":{\"a\":1}},\"z\":2}");
+	cJSON *p = cJSON_Parse("{\"entry\":{\"position\":3,\"wait\":null,"
+			       "\"n\":5,\"new\":[1]}}");
+	char *text;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(wl_json_fill(o, p), 0);
+	ck_assert_ptr_nonnull(text = cJSON_PrintUnformatted(o));
+	ck_assert_str_eq(text, "{\"entry\":{\"id\":\"e\",\"position\":3,"
+			       "\"wait\":null,\"n\":5,\"new\":[1]},"
+			       "\"z\":2}");
+	free(text);
+	ck_assert_int_eq(wl_json_fill(o, NULL), 0);
+	cJSON_Delete(p);
+	cJSON_Delete(o);
+}
+END_TEST
+
 START_TEST(utf8_accepts_ascii_and_multibyte)
 {
 	static const char *const ok[] = {
@@ -465,6 +487,7 @@ suite_json(void)
 	tcase_add_test(tg, adders_write_nulls_and_timestamps);
 	tcase_add_test(tg, add_int_writes_every_digit);
 	tcase_add_test(tg, exact_numbers_keep_every_digit_and_the_names);
+	tcase_add_test(tg, fill_replaces_in_place_and_descends_into_objects);
 	suite_add_tcase(s, tg);
 	tcase_add_test(tu, utf8_accepts_ascii_and_multibyte);
 	tcase_add_test(tu, utf8_refuses_malformed_sequences);

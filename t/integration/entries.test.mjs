@@ -689,14 +689,24 @@ test('estimatedWaitMinutes is the line\'s moving average wait, each newly served
   await moveThrough(T.key, back, ['in_service']);
   assert.equal(await estimate(), 10, 'the second service of the same walk-in is not a new wait');
   // Minutes already waited come off the estimate.
-  const early = await api('POST', '/waitlist/entries', {
-    key: T.key, idempotencyKey: uniq('idem'), headers: at(now - 4 * MIN),
+  const createEarly = (key) => api('POST', '/waitlist/entries', {
+    key: T.key, idempotencyKey: key, headers: at(now - 4 * MIN),
     body: { queueId: q, partySize: 1, fullName: 'Early' },
   });
+  const earlyKey = uniq('idem');
+  const early = await createEarly(earlyKey);
   assert.equal(early.status, 201, early.text);
   // The create's own answer takes the line's wait from the new ticket.
   assert.equal(early.json.entry.estimatedWaitMinutes, 10, 'the answer to the create: 9.8, rounded');
+  assert.equal(early.json.entry.position, 2, 'behind Waiting');
   assert.equal(await estimateOf(early.json.entry.id), 6, '9.8 - 4, rounded');
+  // Its replay, after Waiting has left, is still the create's answer.
+  await setStatus(T.key, await getEntry(T.key, waiting.id), 'cancelled');
+  assert.equal((await getEntry(T.key, early.json.entry.id)).position, 1);
+  const replayed = await createEarly(earlyKey);
+  assert.equal(replayed.status, 201, replayed.text);
+  assert.equal(replayed.headers.get('idempotency-replayed'), 'true');
+  assert.equal(replayed.text, early.text);
 });
 
 test('concurrent departures and arrivals in one line leave every position right', async () => {
