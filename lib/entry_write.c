@@ -99,7 +99,8 @@ line_move(struct wl_ctx *ctx, const struct wl_rows *e, enum wl_status from,
 		     SQL_INT(ret), served ? SQL_INT(w) : SQL_NULL,
 		     SQL_INT(now - DAY_MS), served ? SQL_INT(w) : SQL_NULL,
 		     served ? SQL_INT(w) : SQL_NULL,
-		     served ? SQL_INT(now) : SQL_NULL, SQL_STR(queue)));
+		     served ? SQL_INT(now) : SQL_NULL, SQL_INT(ret), SQL_INT(dep),
+		     SQL_STR(queue)));
 }
 
 /*
@@ -313,8 +314,7 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	if (rc == WL_OK && !c->is_booking)
 		rc = wl_sql_later(ctx->app->db, STMT_ENTRY_NUMBERS,
 				  SQL_ARGS(SQL_INT(c->now - DAY_MS),
-					   SQL_STR(ctx->key.tenant.id),
-					   SQL_STR(c->id)));
+					   SQL_STR(q->id)));
 	return rc;
 }
 

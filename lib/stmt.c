@@ -295,23 +295,25 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"ticket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, "
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, IF(?, LAST_INSERT_ID(), NULL), ?, ?)",
     /*
-     * The numbers of the Entry object of new walk-in e (its tenant, id)
-     * that only the server knows, as a patch of the answer {"entry": ...}
+     * The numbers of the Entry object of a new walk-in of line q that
+     * only the server knows, as a patch of the answer {"entry": ...}
      * (idempotency.c): its position and estimated wait, as entry.c works
      * them out, at its creation (created at the instant now, so no time
-     * has gone by; since is a day before).  A read into a variable takes
-     * no lock; its line's row is locked by the ticket it has just taken,
-     * so the position is the one a read after the commit finds.
+     * has gone by; since is a day before).  Its ticket is the line's
+     * last, so its position is the count of the line's active walk-ins
+     * (migrations/014), which the ticket it has just taken holds locked:
+     * the position a read after the commit finds.  A read into a
+     * variable takes no lock.
      */
     [STMT_ENTRY_NUMBERS] =
-	"SELECT JSON_OBJECT('entry', JSON_OBJECT('position', " ENTRY_POSITION
-	", 'estimatedWaitMinutes', IF(lt.served_at >= ?, CAST(GREATEST("
-	"FLOOR(lt.wait_ms / 60000 + 0.5), 0) AS SIGNED), NULL))) INTO "
-	"@wl_patch" ENTRY_FROM " WHERE e.tenant_id = ? AND e.id = ?",
+	"SELECT JSON_OBJECT('entry', JSON_OBJECT('position', GREATEST("
+	"active, 1), 'estimatedWaitMinutes', IF(served_at >= ?, CAST("
+	"GREATEST(FLOOR(wait_ms / 60000 + 0.5), 0) AS SIGNED), NULL))) INTO "
+	"@wl_patch FROM line_tickets WHERE queue_id = ?",
     [STMT_TICKET_ISSUE] =
-	"INSERT INTO line_tickets (queue_id, issued) VALUES (?, "
-	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE issued = "
-	"LAST_INSERT_ID(issued + 1)",
+	"INSERT INTO line_tickets (queue_id, issued, active) VALUES (?, "
+	"LAST_INSERT_ID(1), 1) ON DUPLICATE KEY UPDATE issued = "
+	"LAST_INSERT_ID(issued + 1), active = active + 1",
     /*
      * A walk-in with ticket t moves into or out of the active statuses,
      * or is first served after waiting w ms (NULL otherwise), at instant
@@ -323,8 +325,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
      * out an uncorrelated MIN while planning, before the lock).  A return
      * always changes the row (return_count), so that on Galera it
      * conflicts with a departure from another node that raises the head
-     * past it.  Parameters: returning, t, departing, t, returning, w,
-     * since, w, w, now (NULL unless w is given), queue.
+     * past it.  The count of active walk-ins follows; a line left with
+     * none (its new head past the last ticket) counts 0 again, which
+     * mends a count that went astray.  Parameters: returning, t,
+     * departing, t, returning, w, since, w, w, now (NULL unless w is
+     * given), returning, departing, queue.
      */
     [STMT_LINE_MOVE] =
 	"UPDATE line_tickets SET head = CASE WHEN ? THEN LEAST(head, ?) "
@@ -334,7 +339,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"issued + 1) ELSE head END, return_count = return_count + ?, "
 	"wait_ms = CASE WHEN ? IS NULL THEN wait_ms WHEN served_at >= ? "
 	"THEN " LINE_WAIT " ELSE ? END, served_at = NULLIF(GREATEST("
-	"COALESCE(served_at, 0), COALESCE(?, 0)), 0) WHERE queue_id = ?",
+	"COALESCE(served_at, 0), COALESCE(?, 0)), 0), active = CASE WHEN "
+	"head > issued THEN 0 ELSE active + ? - ? END WHERE queue_id = ?",
     [STMT_ENTRY_SET_STATUS] =
 	"UPDATE entries SET status = ?, version = version + 1, updated_at = "
 	"?, first_in_service_at = IF(? = 'in_service' AND "

@@ -709,6 +709,41 @@ test('estimatedWaitMinutes is the line\'s moving average wait, each newly served
   assert.equal(replayed.text, early.text);
 });
 
+test('a new walk-in\'s answer gives the position its reads give, however the line moved', async () => {
+  const T = setup();
+  const q = T.queueId;
+  const made = [];
+  for (let i = 0; i < 6; i++) made.push(await mustCreate(T.key, { queueId: q, partySize: 1, fullName: `P${i}` }));
+  assert.deepEqual(made.map((e) => e.position), [1, 2, 3, 4, 5, 6]);
+  // Out of turn: the fifth leaves, the second is served and comes back.
+  await moveThrough(T.key, made[4], ['cancelled']);
+  const back = await moveThrough(T.key, made[1], ['in_service']);
+  let next = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'N1' });
+  assert.equal(next.position, 5);
+  assert.equal((await getEntry(T.key, next.id)).position, 5);
+  await moveThrough(T.key, back, ['waiting']);
+  next = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'N2' });
+  assert.equal(next.position, 7);
+  assert.equal((await getEntry(T.key, next.id)).position, 7);
+});
+
+test('a line\'s count of active walk-ins gone astray is mended once the line is left empty', async () => {
+  const T = setup();
+  const q = T.queueId;
+  const a = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'A' });
+  const b = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'B' });
+  assert.equal(b.position, 2);
+  // As a program older than the count would leave it.
+  sql(`UPDATE line_tickets SET active = 40 WHERE queue_id = '${q}'`);
+  await moveThrough(T.key, b, ['cancelled']);
+  await moveThrough(T.key, a, ['in_service', 'completed']);
+  const c = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'C' });
+  assert.equal(c.position, 1);
+  const d = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'D' });
+  assert.equal(d.position, 2);
+  assert.equal((await getEntry(T.key, d.id)).position, 2);
+});
+
 test('concurrent departures and arrivals in one line leave every position right', async () => {
   const T = setup();
   const q = T.queueId;
