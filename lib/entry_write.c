@@ -99,8 +99,8 @@ line_move(struct wl_ctx *ctx, const struct wl_rows *e, enum wl_status from,
 		     SQL_INT(ret), served ? SQL_INT(w) : SQL_NULL,
 		     SQL_INT(now - DAY_MS), served ? SQL_INT(w) : SQL_NULL,
 		     served ? SQL_INT(w) : SQL_NULL,
-		     served ? SQL_INT(now) : SQL_NULL, SQL_INT(ret), SQL_INT(dep),
-		     SQL_STR(queue)));
+		     served ? SQL_INT(now) : SQL_NULL, SQL_INT(ret),
+		     SQL_INT(dep), SQL_STR(queue)));
 }
 
 /*
@@ -182,6 +182,7 @@ struct create {
 	int is_booking;
 	int64_t at;
 	/* the entry as written */
+	enum wl_status status; /* its first */
 	char id[WL_ID_MAX], guest[WL_ID_MAX], booking[WL_ID_MAX];
 	char *custom_text, *consent_text;
 	int64_t now, end; /* end: a booking's */
@@ -288,10 +289,10 @@ static int
 entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 	     const struct create *c)
 {
-	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	int rc;
 
-	rc = history(ctx, c->id, 1, q->id, wl_status_names[st], NULL, c->now);
+	rc = history(ctx, c->id, 1, q->id, wl_status_names[c->status], NULL,
+		     c->now);
 	if (rc == WL_OK && !c->is_booking)
 		rc = wl_sql_later(ctx->app->db, STMT_TICKET_ISSUE,
 				  SQL_ARGS(SQL_STR(q->id)));
@@ -302,7 +303,7 @@ entry_insert(struct wl_ctx *ctx, const struct wl_queue *q,
 			     SQL_STR(q->business_id), SQL_STR(q->id),
 			     SQL_STR(c->guest),
 			     c->is_booking ? SQL_STR(c->booking) : SQL_NULL,
-			     SQL_STR(wl_status_names[st]),
+			     SQL_STR(wl_status_names[c->status]),
 			     SQL_INT(c->is_booking), SQL_STR(c->name),
 			     SQL_STR(c->phone), SQL_INT(c->party),
 			     SQL_STR(c->notes), SQL_STR(c->service),
@@ -329,12 +330,11 @@ static int
 created_reply(struct wl_ctx *ctx, const struct wl_queue *q,
 	      const struct create *c)
 {
-	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	char party[24], at[24], now[24];
 	const char *cell[] = {
 	    c->id, c->guest, c->is_booking ? c->booking : NULL, "1",
-	    wl_status_names[st], q->id, q->business_id, c->name, c->phone,
-	    party, c->notes, c->service, c->custom_text, c->extref,
+	    wl_status_names[c->status], q->id, q->business_id, c->name,
+	    c->phone, party, c->notes, c->service, c->custom_text, c->extref,
 	    c->is_booking ? "1" : "0", c->is_booking ? at : NULL,
 	    c->consent_text, now, now, NULL, NULL, NULL};
 	/* Read only: the cells are not the row's to free. */
@@ -352,7 +352,6 @@ created_reply(struct wl_ctx *ctx, const struct wl_queue *q,
 static int
 create_write(struct wl_ctx *ctx, const struct wl_queue *q, struct create *c)
 {
-	enum wl_status st = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	struct wl_events ev = {0};
 	char month[WL_TS_MAX];
 	cJSON *data;
@@ -361,6 +360,7 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q, struct create *c)
 	if (wl_id_new("ent_", c->id) || wl_id_new("bkg_", c->booking) ||
 	    wl_id_new("gst_", c->guest))
 		return WL_ERR_CRYPTO;
+	c->status = c->is_booking ? WL_ST_CONFIRMED : WL_ST_WAITING;
 	/* The UTC month, "YYYY-MM": the timestamp's first seven characters
 	 * (no time zone switch, which would reload the zone file). */
 	wl_ms_to_iso(c->now, month);
@@ -374,7 +374,7 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q, struct create *c)
 		return rc;
 	data = cJSON_CreateObject();
 	wl_json_add_str(data, "entryId", c->id);
-	wl_json_add_str(data, "status", wl_status_names[st]);
+	wl_json_add_str(data, "status", wl_status_names[c->status]);
 	wl_json_add_bool(data, "isBooking", c->is_booking);
 	wl_events_add(&ev, WL_EV_ENTRY_CREATED, data);
 	if (c->is_booking) {
