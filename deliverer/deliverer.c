@@ -3,10 +3,9 @@
  * sends claimed deliveries concurrently with the libcurl multi interface
  * (bounded overall and per endpoint); a claimed delivery starts as soon
  * as its endpoint has room.  The store thread (store.c) does all the
- * database work: it fans new events out to deliveries, claims due ones
- * under a lease for the room the sender has, and records finished
- * attempts in batches, one transaction each, through the library, which
- * decides retries.  No transfer waits for a commit, and no database lock
+ * database work: it leases new events in ranges and due retries for the
+ * room the sender has, and records finished attempts in batches, one
+ * transaction each, through the library, which decides retries.  No transfer waits for a commit, and no database lock
  * is held while HTTP is in flight.  SIGTERM stops claiming and waits for
  * the transfers in flight (at most the attempt timeout); --once runs
  * until nothing is due.

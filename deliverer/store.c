@@ -1,12 +1,12 @@
 /*
- * The store thread: the only user of the deliverer's database connection.
- * The sender (the libcurl loop) hands it finished attempts and claims it
- * gives back, and tells it how much room it has; the store writes the
- * attempts it was handed, all of them in one transaction (what piles up
- * while a commit runs goes into the next one), gives the claims back (a
- * statement each), and claims due deliveries for that room when a look is
- * due (see feed_due()).  It wakes the sender's curl_multi_poll() after
- * every look.
+ * The store thread: the only user of the deliverer's database connection,
+ * and the keeper of the ranges of events it holds.  The sender (the
+ * libcurl loop) hands it finished attempts and claims it gives back, and
+ * tells it how much room it has; the store writes the attempts it was
+ * handed, all of them in one transaction (what piles up while a commit
+ * runs goes into the next one), gives the claims back, and claims due
+ * deliveries for that room when a look is due (see feed_due()).  It wakes
+ * the sender's curl_multi_poll() after every look.
  */
 #include "config.h"
 
@@ -45,6 +45,7 @@ struct store {
 	int looked_empty;	/* the last look claimed nothing (or failed),
 				   and nothing was handed in since */
 	int64_t last_feed;	/* when the last look was made (monotonic) */
+	struct wl_ranges ranges; /* the store thread's alone */
 	int failing;		/* the last look failed (logged once) */
 	int found;		/* it found some */
 	int more;		/* it filled all the room: more is due */
@@ -84,7 +85,7 @@ next_feed(const struct store *s)
  * while deliveries keep coming, as soon as half the room is free after a
  * look that filled all it had (a backlog), and with --once whenever the
  * sender is idle and the last look claimed something (see look()).  A
- * look costs two statements whatever it brings, so it is not made for
+ * look costs a few statements whatever it brings, so it is not made for
  * one delivery.
  */
 static int
@@ -103,25 +104,23 @@ feed_due(const struct store *s, int64_t now)
 	return now >= next_feed(s);
 }
 
-/* Fan out, and claim as many deliveries as the sender has room for. */
+/* Claim as many deliveries as the sender has room for. */
 static void
 look(struct store *s, unsigned long pushes)
 {
 	struct wl_send *sends = NULL;
 	size_t n = 0, avail;
 	unsigned long long taken = 0;
-	long created = 0;
 	int rc;
 
 	pthread_mutex_lock(&s->mu);
 	avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
 	pthread_mutex_unlock(&s->mu);
-	rc = wl_deliver_fanout(s->app, &created);
-	if (rc == WL_OK && avail > 0)
-		rc = wl_deliver_claim(s->app, s->owner, (unsigned)avail,
-				      &sends, &n, &taken);
+	rc = wl_deliver_claim(s->app, s->owner, &s->ranges, (unsigned)avail,
+			      &sends, &n, &taken);
 	pthread_mutex_lock(&s->mu);
-	if (rc == WL_OK && n > 0 &&
+	/* What was claimed goes out, even when a later step failed. */
+	if (n > 0 &&
 	    grow(&s->claimed, sizeof(*sends), s->nclaimed, &s->capclaimed,
 		 n) == 0) {
 		memcpy(&s->claimed[s->nclaimed], sends, n * sizeof(*sends));
@@ -135,13 +134,13 @@ look(struct store *s, unsigned long pushes)
 	if ((rc != WL_OK) != s->failing)
 		wl_log(rc != WL_OK ? WL_LOG_WARN : WL_LOG_INFO,
 		       "\"msg\":\"%s\",\"error\":\"%s\"",
-		       rc != WL_OK ? "cannot fan out or claim deliveries"
-				   : "fanning out and claiming again",
+		       rc != WL_OK ? "cannot claim deliveries"
+				   : "claiming deliveries again",
 		       wl_strerror(rc));
 	s->failing = rc != WL_OK;
 	s->last_feed = wl_mono_ms();
 	s->found = taken > 0;
-	s->more = taken > 0 && taken == avail;
+	s->more = taken > 0 && taken >= avail;
 	/* For --once: claimed nothing (even what it claimed to fail counts),
 	 * or failed: the next run goes on.  Without room it saw nothing,
 	 * which is not "nothing due". */
@@ -165,7 +164,7 @@ record(struct store *s, struct done *d, size_t n)
 		v[i].res = d[i].res;
 	}
 	if (v)
-		rc = wl_deliver_record(s->app, s->owner, v, n);
+		rc = wl_deliver_record(s->app, s->owner, &s->ranges, v, n);
 	if (rc != WL_OK)
 		wl_log(WL_LOG_WARN,
 		       "\"msg\":\"could not record %zu attempts; their leases "
@@ -182,7 +181,7 @@ release(struct store *s, struct wl_send *v, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		wl_deliver_release(s->app, s->owner, &v[i]);
+		wl_deliver_release(s->app, s->owner, &s->ranges, &v[i]);
 		wl_sends_free(&v[i], 1);
 	}
 }
@@ -388,5 +387,6 @@ store_stop(struct store *s)
 	free(s->done);
 	free(s->rel);
 	free(s->claimed);
+	wl_ranges_free(&s->ranges);
 	free(s);
 }

@@ -1,8 +1,8 @@
 /*
  * The deliverer's database side, on a thread of its own: it records
  * finished attempts and gives back unsent claims (each batch in one
- * transaction), fans new events out and claims due deliveries for the
- * room the sender has, so that no HTTP transfer waits for a commit.
+ * transaction), and claims new events and due retries for the room the
+ * sender has, so that no HTTP transfer waits for a commit.
  */
 #ifndef WL_DELIVERER_STORE_H
 #define WL_DELIVERER_STORE_H

@@ -192,12 +192,19 @@ enum wl_stmt {
 	STMT_DELIVERY_GET,
 	STMT_DELIVERY_RETRY,
 	STMT_FANOUT_SUBS,
+	STMT_RANGE_SUB,
 	STMT_FANOUT_EVENTS,
 	STMT_FANOUT_ADVANCE,
-	STMT_DELIVERY_INSERT,
+	STMT_RANGE_INSERT,
+	STMT_RANGE_TAKE,
+	STMT_RANGE_TAKEN,
+	STMT_RANGE_LEFT,
+	STMT_RANGE_DONE,
+	STMT_RANGE_GIVE_BACK,
 	STMT_CLAIM,
 	STMT_CLAIMED,
 	STMT_RECORD,
+	STMT_RECORD_NEW,
 	STMT_RELEASE,
 	STMT_DELIVERY_FAIL,
 	STMT_SUB_DISABLE,
@@ -693,6 +700,12 @@ int wl_host_listed(const char *list, const char *host);
 int wl_addr_private(const char *ip);
 int wl_dest_check(const struct wl_config *, enum wl_itype, const char *url,
 		  char *host, size_t hostsz, char *why, size_t whysz);
+/* deliver_record.c, for deliver.c */
+int wl_ranges_add(struct wl_ranges *, const char *sub, int64_t first,
+		  unsigned left);
+int wl_deliver_fail_unsent(struct wl_app *, const char *owner,
+			   struct wl_ranges *, const struct wl_send *,
+			   size_t n);
 int wl_h_sub_create(struct wl_ctx *);
 int wl_h_sub_list(struct wl_ctx *);
 int wl_h_sub_get(struct wl_ctx *);

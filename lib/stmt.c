@@ -106,6 +106,16 @@
 	"s.description, s.status, s.status_reason, s.created_at, "         \
 	"s.updated_at, s.key_id"
 
+/* A subscription as a range of its events needs it (see deliver.c). */
+#define RANGE_SUB_COLS                                                    \
+	"s.id, s.tenant_id, s.fanout_seq, s.event_types, s.business_ids, " \
+	"s.queue_ids, s.high_water_seq, s.status, s.url, s.secret_enc, "   \
+	"s.previous_secret_enc, s.previous_secret_until, k.id, "           \
+	"k.revoked_at, k.expires_at, k.integration_type, " TENANT_COLS
+#define RANGE_SUB_JOINS                                                   \
+	"LEFT JOIN api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = " \
+	"s.tenant_id"
+
 /* Delivery columns in the order webhook.c reads them. */
 #define DLV_COLS                                                          \
 	"d.id, d.subscription_id, d.event_id, d.event_type, d.status, "    \
@@ -440,28 +450,45 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"'pending'), status = 'pending', next_attempt_at = ?, lease_owner = "
 	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND skipped = 0 "
 	"AND lease_until < ?",
-    [STMT_FANOUT_SUBS] =
-	"SELECT s.id, s.tenant_id, s.fanout_seq, s.event_types, "
-	"s.business_ids, s.queue_ids FROM webhook_subscriptions s JOIN "
-	"tenant_counters c ON c.tenant_id = s.tenant_id WHERE s.status = "
-	"'active' AND s.fanout_seq < c.event_seq LIMIT 200",
+    /* Subscriptions behind their tenant's events, and all a range of
+     * them needs: filters, destination, secrets, bound key, tenant (see
+     * RANGE_SUB_COLS in deliver.c). */
+    [STMT_FANOUT_SUBS] = "SELECT " RANGE_SUB_COLS " FROM "
+			 "webhook_subscriptions s JOIN tenant_counters c ON "
+			 "c.tenant_id = s.tenant_id " RANGE_SUB_JOINS
+			 " WHERE s.status = 'active' AND s.fanout_seq < "
+			 "c.event_seq LIMIT 200",
+    [STMT_RANGE_SUB] = "SELECT " RANGE_SUB_COLS " FROM "
+		       "webhook_subscriptions s " RANGE_SUB_JOINS
+		       " WHERE s.id = ?",
     [STMT_FANOUT_EVENTS] =
-	"SELECT seq, id, type, business_id, queue_id FROM events WHERE "
-	"tenant_id = ? AND seq > ? ORDER BY seq LIMIT 500",
+	"SELECT seq, id, type, business_id, queue_id, body FROM events WHERE "
+	"tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?",
     [STMT_FANOUT_ADVANCE] =
 	"UPDATE webhook_subscriptions SET fanout_seq = ? WHERE id = ? AND "
 	"fanout_seq = ? AND status = 'active'",
-    /* The deliveries of one subscription for a run of its tenant's
-     * events, from a JSON array of [id, event_seq, event_id, event_type]:
-     * a backlog fans out in one round trip. */
-    [STMT_DELIVERY_INSERT] =
-	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
-	"event_seq, event_id, event_type, status, next_attempt_at, attempts, "
-	"created_at, updated_at) SELECT j.id, ?, ?, j.seq, j.event, j.type, "
-	"'pending', ?, '[]', ?, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (id "
-	"VARCHAR(48) CHARACTER SET ascii PATH '$[0]', seq BIGINT PATH '$[1]', "
-	"event VARCHAR(48) CHARACTER SET ascii PATH '$[2]', type VARCHAR(64) "
-	"CHARACTER SET ascii PATH '$[3]')) j",
+    [STMT_RANGE_INSERT] =
+	"INSERT INTO delivery_ranges (subscription_id, first_seq, last_seq, "
+	"lease_owner, lease_until) VALUES (?, ?, ?, ?, ?)",
+    /* Ranges whose deliverer is gone: to this one, a few at a time. */
+    [STMT_RANGE_TAKE] =
+	"UPDATE delivery_ranges SET lease_owner = ?, lease_until = ? WHERE "
+	"lease_until < ? LIMIT 20",
+    [STMT_RANGE_TAKEN] =
+	"SELECT subscription_id, first_seq, last_seq FROM delivery_ranges "
+	"WHERE lease_owner = ? AND lease_until = ?",
+    /* The events of a range taken over that have no record yet. */
+    [STMT_RANGE_LEFT] =
+	"SELECT e.seq, e.id, e.type, e.business_id, e.queue_id, e.body FROM "
+	"events e WHERE e.tenant_id = ? AND e.seq BETWEEN ? AND ? AND NOT "
+	"EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = ? AND "
+	"d.event_id = e.id) ORDER BY e.seq",
+    [STMT_RANGE_DONE] =
+	"DELETE FROM delivery_ranges WHERE subscription_id = ? AND first_seq "
+	"= ? AND lease_owner = ?",
+    [STMT_RANGE_GIVE_BACK] =
+	"UPDATE delivery_ranges SET lease_owner = NULL, lease_until = 0 "
+	"WHERE subscription_id = ? AND first_seq = ? AND lease_owner = ?",
     [STMT_CLAIM] =
 	"UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE status "
 	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? ORDER BY "
@@ -493,6 +520,27 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"= j.n, d.next_attempt_at = j.next, d.last_attempt_at = j.at, "
 	"d.attempts = j.attempts, d.manual_retry = 0, d.lease_owner = NULL, "
 	"d.lease_until = 0, d.updated_at = ? WHERE d.lease_owner = ?",
+    /* The first attempts of a batch, each a new record, from a JSON
+     * array of [id, status, attempt_count, next_attempt_at,
+     * last_attempt_at, attempts, subscription_id, range first_seq,
+     * event_seq, event_id, event_type, created_at]; only while the range
+     * is still ours and its subscription active since before it. */
+    [STMT_RECORD_NEW] =
+	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
+	"event_seq, event_id, event_type, status, attempt_count, "
+	"next_attempt_at, last_attempt_at, attempts, created_at, updated_at) "
+	"SELECT j.id, s.tenant_id, j.sub, j.seq, j.event, j.type, j.status, "
+	"j.n, j.next, j.at, j.attempts, j.created, ? FROM JSON_TABLE(?, "
+	"'$[*]' COLUMNS (id VARCHAR(48) CHARACTER SET ascii PATH '$[0]', "
+	"status VARCHAR(16) CHARACTER SET ascii PATH '$[1]', n INT PATH "
+	"'$[2]', next BIGINT PATH '$[3]', at BIGINT PATH '$[4]', attempts "
+	"MEDIUMTEXT PATH '$[5]', sub VARCHAR(48) CHARACTER SET ascii PATH "
+	"'$[6]', first BIGINT PATH '$[7]', seq BIGINT PATH '$[8]', event "
+	"VARCHAR(48) CHARACTER SET ascii PATH '$[9]', type VARCHAR(64) "
+	"CHARACTER SET ascii PATH '$[10]', created BIGINT PATH '$[11]')) j "
+	"JOIN delivery_ranges r ON r.subscription_id = j.sub AND r.first_seq "
+	"= j.first AND r.lease_owner = ? JOIN webhook_subscriptions s ON s.id "
+	"= j.sub AND s.status = 'active' AND s.high_water_seq < r.first_seq",
     [STMT_RELEASE] = "UPDATE deliveries SET lease_owner = NULL, lease_until "
 		     "= 0 WHERE id = ? AND lease_owner = ?",
     [STMT_DELIVERY_FAIL] =

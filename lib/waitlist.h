@@ -158,10 +158,10 @@ WL_EXPORT void wl_http_response_clear(struct wl_http_response *);
 WL_EXPORT const char *wl_http_reason(int status);
 
 /*
- * The webhook deliverer's side of the library.  A deliverer claims due
- * deliveries under a lease (owner token), sends them, and records each
- * attempt; everything about policy (what to retry, when, what pauses a
- * subscription) is decided here.
+ * The webhook deliverer's side of the library.  A deliverer leases new
+ * events in ranges per subscription and due retries one by one (owner
+ * token), sends them, and records each attempt; everything about policy
+ * (what to retry, when, what pauses a subscription) is decided here.
  */
 struct wl_send {
 	char delivery_id[48];
@@ -177,6 +177,12 @@ struct wl_send {
 	int attempt_count;
 	int manual;
 	int64_t created_at;
+	/* A first attempt, whose record does not exist yet: the range it
+	 * was leased in (0: a retry of a recorded delivery), its event. */
+	int64_t range_first;
+	int64_t event_seq;
+	char event_id[48];
+	char event_type[64];
 };
 
 struct wl_send_result {
@@ -193,17 +199,35 @@ struct wl_attempt {
 	struct wl_send_result res;
 };
 
+/* The ranges of events a deliverer holds (one per wl_deliver_claim()
+ * that leased some): how many of their sends are still to be recorded or
+ * given back.  Start zeroed; free with wl_ranges_free(). */
+struct wl_range {
+	char subscription_id[48];
+	int64_t first_seq;
+	unsigned left;
+	int given_back;		/* one of its sends was given back unsent */
+};
+struct wl_ranges {
+	struct wl_range *v;
+	size_t n, cap;
+};
+
 WL_EXPORT void wl_deliver_owner(char out[48]);
-WL_EXPORT int wl_deliver_fanout(struct wl_app *, long *created);
-/* *n: the sends to make; *taken: the rows claimed, those failed at once
- * (access lost, body gone) included. */
+/* Claim up to about max sends: due retries, ranges of new events, ranges
+ * whose deliverer is gone.  *n: the sends to make; *taken: the
+ * deliveries claimed, those failed at once (access lost, destination
+ * refused) included. */
 WL_EXPORT int wl_deliver_claim(struct wl_app *, const char *owner,
-			       unsigned max, struct wl_send **out,
-			       size_t *n, unsigned long long *taken);
+			       struct wl_ranges *, unsigned max,
+			       struct wl_send **out, size_t *n,
+			       unsigned long long *taken);
 WL_EXPORT int wl_deliver_record(struct wl_app *, const char *owner,
+				struct wl_ranges *,
 				const struct wl_attempt *, size_t n);
 WL_EXPORT int wl_deliver_release(struct wl_app *, const char *owner,
-				 const struct wl_send *);
+				 struct wl_ranges *, const struct wl_send *);
+WL_EXPORT void wl_ranges_free(struct wl_ranges *);
 WL_EXPORT void wl_sends_free(struct wl_send *, size_t n);
 WL_EXPORT int wl_deliver_address_ok(const struct wl_send *, const char *ip);
 WL_EXPORT long wl_retry_after_parse(const char *value, int64_t now_ms);

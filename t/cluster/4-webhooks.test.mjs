@@ -1,10 +1,10 @@
 // 500 webhooks with a deliverer on each app node (each on its own database
-// node).  Deliverers claim due deliveries with a committed lease (an
-// autocommit UPDATE ... LIMIT, lib/deliver.c); two deliverers claiming one
-// row on two nodes conflict at certification, so a delivery is leased to
-// one of them only.  Fan-out advances each subscription's fanout_seq with a
-// conditional update, so each event becomes one delivery.  With a receiver
-// that always answers 200 every event must arrive exactly once.
+// node).  Deliverers lease new events in ranges (lib/deliver.c): a range
+// is taken by advancing the subscription's fanout_seq with a conditional
+// update, committed with the range's lease row, so two deliverers taking
+// the same events on two nodes conflict at certification and each event
+// is leased to one of them only.  With a receiver that always answers 200
+// every event must arrive exactly once.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

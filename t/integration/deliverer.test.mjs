@@ -222,6 +222,51 @@ describe('deliverer process', () => {
       return list.length === 500 && list.every((d) => d.status === 'succeeded') && list;
     }, 30000, 'all 500 delivery records to succeed');
     assert.deepEqual(sorted(records.map((d) => d.eventId)), sorted(expected));
+    assert.deepEqual(sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id = '${sub.id}'`), [['0']],
+      'ranges of events left held once every event is recorded');
+  });
+
+  test('a range whose deliverer is gone is taken over: only its unrecorded events go out, and none from before a resume', { timeout: 120000 }, async () => {
+    // A deliverer that died holding a range leaves its row, leased to it,
+    // with some of the range's events recorded.  Once the lease expires
+    // another takes it over and sends the rest; a range from before a
+    // resume (the paused period) is dropped unsent.
+    const ten = newTenant();
+    const url = rx.url(uniq('takeover'));
+    const urlOld = rx.url(uniq('takeover-old'));
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    const old = await mustCreateSub(ten.k1, { url: urlOld, eventTypes: [CREATED] });
+    stack('deliverer-stop');
+    try {
+      await burst(ten.k1, ten.q1, 3);
+      const [first, last] = sql(`SELECT MIN(seq), MAX(seq) FROM events WHERE tenant_id = '${ten.t1}'`)[0].map(Number);
+      assert.equal(last - first, 2);
+      const ids = eventIdsOfTenant(ten.t1, CREATED);
+      const now = Date.now();
+      sql(`UPDATE webhook_subscriptions SET fanout_seq = ${last} WHERE id IN ('${sub.id}', '${old.id}')`, { tellWorkers: false });
+      sql(`UPDATE webhook_subscriptions SET high_water_seq = ${last} WHERE id = '${old.id}'`, { tellWorkers: false });
+      sql(`INSERT INTO delivery_ranges (subscription_id, first_seq, last_seq, lease_owner, lease_until) VALUES
+        ('${sub.id}', ${first}, ${last}, 'lse_gone', ${now - 1000}),
+        ('${old.id}', ${first}, ${last}, 'lse_gone', ${now - 1000})`, { tellWorkers: false });
+      // The middle event was recorded before the deliverer died.
+      sql(`INSERT INTO deliveries (id, tenant_id, subscription_id, event_seq, event_id, event_type, status, attempt_count, next_attempt_at, last_attempt_at, attempts, created_at, updated_at)
+        SELECT '${uniq('dlv_done')}', tenant_id, '${sub.id}', seq, id, type, 'succeeded', 1, ${now}, ${now}, '[]', ${now}, ${now}
+        FROM events WHERE tenant_id = '${ten.t1}' AND seq = ${first + 1}`, { tellWorkers: false });
+      ensureDeliverer();
+      await rx.waitFor(url, 2, 15000);
+      await sleep(2500);
+      const got = sorted(rx.at(url).map((r) => r.headers['webhook-id']));
+      const middle = sql(`SELECT id FROM events WHERE tenant_id = '${ten.t1}' AND seq = ${first + 1}`)[0][0];
+      assert.deepEqual(got, sorted(ids.filter((id) => id !== middle)));
+      assert.equal(rx.at(urlOld).length, 0, 'a range from before the resume went out');
+      const records = await listDeliveries(ten.k1, sub.id);
+      assert.deepEqual(sorted(records.map((d) => d.eventId)), sorted(ids));
+      assert.ok(records.every((d) => d.status === 'succeeded'), JSON.stringify(records));
+      assert.deepEqual(await listDeliveries(ten.k1, old.id), []);
+      assert.deepEqual(sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id IN ('${sub.id}', '${old.id}')`), [['0']]);
+    } finally {
+      ensureDeliverer();
+    }
   });
 
   test('--once sends everything due, records it, and exits when nothing is left', { timeout: 120000 }, async (t) => {
@@ -260,6 +305,8 @@ describe('deliverer process', () => {
       assert.deepEqual(byStatus, { succeeded: 149, pending: 1 });
       const leased = sql(`SELECT COUNT(*) FROM deliveries WHERE subscription_id = '${sub.id}' AND lease_owner IS NOT NULL`);
       assert.equal(leased[0][0], '0', 'leases left behind by --once');
+      assert.deepEqual(sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id = '${sub.id}'`), [['0']],
+        'ranges left behind by --once');
     } finally {
       ensureDeliverer();
     }

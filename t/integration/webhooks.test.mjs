@@ -874,14 +874,28 @@ describe('loss of access pauses delivery', () => {
     assert.deepEqual(ids(rx.at(url)), [eventId(e1), eventId(e4)],
       `paused-period events went out (e2 ${eventId(e2)}, e3 ${eventId(e3)})`);
     checkDelivery(s.secret, rx.at(url)[1], { type: CREATED });
+    // A paused-period event has no delivery record: nothing to retry.
+    assert.deepEqual((await listDeliveries(t.k1, s.id)).map((d) => d.eventId).sort(),
+      [eventId(e1), eventId(e4)].sort());
+  });
 
-    // Nor does a deliberate retry send a paused-period event.
-    const skipped = (await listDeliveries(t.k1, s.id)).find((d) => d.eventId === eventId(e2));
+  test('a retry pending when the subscription pauses never goes out, nor on a deliberate retry', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('pausedretry'));
+    rx.plan(url, { status: 500, headers: { 'retry-after': '2' } });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await waitDelivery(t.k1, s.id, (x) => x.status === 'pending' && x.attemptCount === 1, 'the first attempt to fail');
+    ctl('tenant', 'set', t.t1, '--webhooks', 'off');
+    const paused = await waitSub(t.k1, s.id, 'paused', 'access_lost');
+    assert.equal(paused.status, 'paused');
+    ctl('tenant', 'set', t.t1, '--webhooks', 'on');
+    const [skipped] = await listDeliveries(t.k1, s.id);
     assert.equal(skipped.status, 'failed');
-    assert.equal(skipped.attemptCount, 0);
+    assert.equal(skipped.attemptCount, 1);
     assertError(await post(t.k1, `/webhooks/deliveries/${skipped.id}/retry`), 400, 'invalid_request');
     await sleep(1500);
-    assert.equal(rx.at(url).length, 2, 'a paused-period event went out on a retry');
+    assert.equal(rx.at(url).length, 1, 'a retry of the paused period went out');
   });
 });
 
@@ -965,20 +979,36 @@ describe('manual retry of a succeeded or an in-flight delivery', () => {
   });
 
   test('a retry while an attempt is in flight is that attempt: nothing is sent twice or lost', async () => {
+    // A delivery's record is written with its first attempt's outcome:
+    // the attempt in flight here is the second.
     const t = newTenant();
     const url = rx.url(uniq('inflight'));
-    rx.plan(url, { status: 200, delayMs: 2500 });
+    rx.plan(url, { status: 503 }, { status: 200, delayMs: 2500 });
     const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
     await walkIn(t.k1, t.q1);
-    await rx.waitFor(url, 1, 10000); // arrived, not yet answered
+    await rx.waitFor(url, 2, 15000); // the second arrived, not yet answered
     const [d] = await listDeliveries(t.k1, s.id);
+    assert.equal(d.attemptCount, 1);
     const res = await post(t.k1, `/webhooks/deliveries/${d.id}/retry`);
     assert.equal(res.status, 202, res.text);
     assert.equal(res.json.delivery.status, 'pending');
     const done = await waitDelivery(t.k1, s.id, (x) => x.status === 'succeeded', 'the attempt in flight to be recorded');
-    assert.equal(done.attemptCount, 1);
+    assert.equal(done.attemptCount, 2);
     await sleep(1500);
-    assert.equal(rx.at(url).length, 1, 'sent twice');
+    assert.equal(rx.at(url).length, 2, 'sent twice');
+  });
+
+  test('a first attempt in flight has no record yet; its outcome creates it', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('firstflight'));
+    rx.plan(url, { status: 200, delayMs: 2000 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    const e = await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 1, 10000);
+    assert.deepEqual(await listDeliveries(t.k1, s.id), []);
+    const d = await waitDelivery(t.k1, s.id, (x) => x.status === 'succeeded', 'the first attempt to be recorded');
+    assert.equal(d.eventId, eventId(e));
+    assert.equal(d.attemptCount, 1);
   });
 });
 
