@@ -319,7 +319,7 @@ main(int argc, char *argv[])
 	const char *config = NULL;
 	struct wl_config *cfg;
 	struct sigaction sa;
-	struct wl_app *app;
+	struct wl_app *app, *rec_app = NULL;
 	struct loop l;
 	char owner[48], err[512];
 	int ch, once = 0, running;
@@ -339,8 +339,13 @@ main(int argc, char *argv[])
 	}
 	memset(&l, 0, sizeof(l));
 	l.cfg = cfg;
-	if ((app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL) {
+	/* Two connections: claims and records do not wait for each other. */
+	if ((app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL ||
+	    (rec_app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) ==
+		NULL) {
 		fprintf(stderr, "waitlist-deliverer: %s\n", err);
+		if (app)
+			wl_app_free(app);
 		wl_config_free(cfg);
 		return 1;
 	}
@@ -359,8 +364,10 @@ main(int argc, char *argv[])
 	 * reload) must not end the deliverer. */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	if ((l.store = store_start(app, cfg, owner, l.multi, once)) == NULL) {
+	if ((l.store = store_start(app, rec_app, cfg, owner, l.multi, once)) ==
+	    NULL) {
 		fprintf(stderr, "waitlist-deliverer: cannot start a thread\n");
+		wl_app_free(rec_app);
 		wl_app_free(app);
 		wl_config_free(cfg);
 		return 1;
@@ -391,6 +398,7 @@ main(int argc, char *argv[])
 	free(l.wait);
 	curl_multi_cleanup(l.multi);
 	curl_global_cleanup();
+	wl_app_free(rec_app);
 	wl_app_free(app);
 	wl_config_free(cfg);
 	return 0;

@@ -1,12 +1,15 @@
 /*
- * The store thread: the only user of the deliverer's database connection,
- * and the keeper of the ranges of events it holds.  The sender (the
- * libcurl loop) hands it finished attempts and claims it gives back, and
- * tells it how much room it has; the store writes the attempts it was
- * handed, all of them in one transaction (what piles up while a commit
- * runs goes into the next one), gives the claims back, and claims due
- * deliveries for that room when a look is due (see feed_due()).  It wakes
- * the sender's curl_multi_poll() after every look.
+ * The store: the deliverer's database side, on two threads of their own,
+ * each with its own connection, and the keeper of the ranges of events
+ * it holds.  The sender (the libcurl loop) hands it finished attempts
+ * and claims it gives back, and tells it how much room it has.  The
+ * recorder writes the attempts it was handed, all of them in one
+ * transaction (what piles up while a commit runs goes into the next
+ * one), and gives the claims back; the claimer claims due deliveries for
+ * that room when a look is due (see feed_due()), and wakes the sender's
+ * curl_multi_poll() after every look.  Neither waits for the other's
+ * commits, so the sender gets new claims while the last ones are still
+ * being recorded.
  */
 #include "config.h"
 
@@ -24,14 +27,17 @@
 #define FLOWING_POLL_MS 20
 
 struct store {
-	struct wl_app *app;
+	struct wl_app *app;	/* the claimer's */
+	struct wl_app *rec_app;	/* the recorder's */
 	const struct wl_config *cfg;
 	const char *owner;
 	CURLM *wake;
 	int once;
-	pthread_t thread;
+	pthread_t claimer, recorder;
+	int started;		/* threads started: 0, 1 or 2 */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;	/* the claimer waits on it */
+	pthread_cond_t rec_cv;	/* the recorder waits on it */
 	/* Under mu. */
 	struct done *done;	/* finished attempts to record */
 	size_t ndone, capdone;
@@ -42,10 +48,11 @@ struct store {
 	unsigned room;		/* what the sender can take, by its count */
 	unsigned long pushes;	/* batches handed in so far */
 	int quit;
+	int writing;		/* the recorder is writing a batch */
 	int looked_empty;	/* the last look claimed nothing (or failed),
 				   and nothing was handed in since */
 	int64_t last_feed;	/* when the last look was made (monotonic) */
-	struct wl_ranges ranges; /* the store thread's alone */
+	struct wl_ranges ranges; /* its own lock */
 	int failing;		/* the last look failed (logged once) */
 	int found;		/* it found some */
 	int more;		/* it filled all the room: more is due */
@@ -164,7 +171,8 @@ record(struct store *s, struct done *d, size_t n)
 		v[i].res = d[i].res;
 	}
 	if (v)
-		rc = wl_deliver_record(s->app, s->owner, &s->ranges, v, n);
+		rc = wl_deliver_record(s->rec_app, s->owner, &s->ranges, v,
+				       n);
 	if (rc != WL_OK)
 		wl_log(WL_LOG_WARN,
 		       "\"msg\":\"could not record %zu attempts; their leases "
@@ -181,14 +189,15 @@ release(struct store *s, struct wl_send *v, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		wl_deliver_release(s->app, s->owner, &s->ranges, &v[i]);
+		wl_deliver_release(s->rec_app, s->owner, &s->ranges, &v[i]);
 		wl_sends_free(&v[i], 1);
 	}
 }
 
-/* Wait for a signal, until at (monotonic ms) at most, and 1 s at most. */
+/* Wait for a signal on cv, until at (monotonic ms) at most, and 1 s at
+ * most. */
 static void
-wait_until(struct store *s, int64_t at)
+wait_until(struct store *s, pthread_cond_t *cv, int64_t at)
 {
 	int64_t now = wl_mono_ms(), left = at - now;
 	struct timespec ts;
@@ -204,48 +213,67 @@ wait_until(struct store *s, int64_t at)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	pthread_cond_timedwait(cv, &s->mu, &ts);
 }
 
+/* The claimer: a look whenever one is due, until quit. */
 static void *
-run(void *arg)
+claim_loop(void *arg)
+{
+	struct store *s = arg;
+	unsigned long pushes;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->quit) {
+		if (!feed_due(s, wl_mono_ms())) {
+			/* Without room, until the sender makes some (or hands
+			 * something in): the next look is not due before. */
+			wait_until(s, &s->cv,
+				   s->room > s->nclaimed ? next_feed(s)
+							 : wl_mono_ms() + 1000);
+			continue;
+		}
+		pushes = s->pushes;
+		pthread_mutex_unlock(&s->mu);
+		look(s, pushes);
+		pthread_mutex_lock(&s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* The recorder: writes what is handed in, until quit and the claimer
+ * has stopped; then gives back what the sender never took. */
+static void *
+record_loop(void *arg)
 {
 	struct store *s = arg;
 	struct done *d;
 	struct wl_send *rel;
 	size_t nd, nr;
-	unsigned long pushes;
-	int feed;
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		feed = feed_due(s, wl_mono_ms());
-		if (s->ndone == 0 && s->nrel == 0 && !feed) {
-			if (s->quit)
+		if (s->ndone == 0 && s->nrel == 0) {
+			if (s->quit && s->started < 2)
 				break;
-			/* Without room, until the sender makes some (or hands
-			 * something in): the next look is not due before. */
-			wait_until(s, s->room > s->nclaimed
-					  ? next_feed(s)
-					  : wl_mono_ms() + 1000);
+			wait_until(s, &s->rec_cv, wl_mono_ms() + 1000);
 			continue;
 		}
 		d = s->done, nd = s->ndone;
 		rel = s->rel, nr = s->nrel;
 		s->done = NULL, s->ndone = s->capdone = 0;
 		s->rel = NULL, s->nrel = s->caprel = 0;
-		pushes = s->pushes;
+		s->writing = 1;
 		pthread_mutex_unlock(&s->mu);
 		if (nd > 0)
 			record(s, d, nd);
 		release(s, rel, nr);
 		free(d);
 		free(rel);
-		if (feed)
-			look(s, pushes);
 		pthread_mutex_lock(&s->mu);
+		s->writing = 0;
 	}
-	/* Give back what the sender never took. */
 	rel = s->claimed, nr = s->nclaimed;
 	s->claimed = NULL, s->nclaimed = s->capclaimed = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -254,38 +282,47 @@ run(void *arg)
 	return NULL;
 }
 
-/* Start the store on app, which it alone uses from now on; wake is the
- * sender's multi handle, woken when claims arrive.  NULL on failure. */
+/* Start the store on app (claims) and rec_app (records), which it
+ * alone uses from now on; wake is the sender's multi handle, woken when
+ * claims arrive.  NULL on failure. */
 struct store *
-store_start(struct wl_app *app, const struct wl_config *cfg,
-	    const char *owner, CURLM *wake, int once)
+store_start(struct wl_app *app, struct wl_app *rec_app,
+	    const struct wl_config *cfg, const char *owner, CURLM *wake,
+	    int once)
 {
 	struct store *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
 	sigset_t all, old;
-	int rc;
 
 	if (s == NULL)
 		return NULL;
 	s->app = app;
+	s->rec_app = rec_app;
 	s->cfg = cfg;
 	s->owner = owner;
 	s->wake = wake;
 	s->once = once;
+	wl_ranges_init(&s->ranges);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cv, &ca);
+	pthread_cond_init(&s->rec_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	/* Signals are the sender's: they must interrupt its poll. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&s->thread, NULL, run, s);
+	if (pthread_create(&s->recorder, NULL, record_loop, s) == 0) {
+		s->started = 1;
+		if (pthread_create(&s->claimer, NULL, claim_loop, s) == 0)
+			s->started = 2;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		pthread_cond_destroy(&s->cv);
-		pthread_mutex_destroy(&s->mu);
-		free(s);
+	if (s->started < 2) {
+		if (s->started)
+			store_stop(s);
+		else
+			free(s);
 		return NULL;
 	}
 	return s;
@@ -306,7 +343,7 @@ store_record(struct store *s, struct done *v, size_t n)
 		s->ndone += n;
 		s->pushes++;
 		s->looked_empty = 0;
-		pthread_cond_signal(&s->cv);
+		pthread_cond_signal(&s->rec_cv);
 	} else
 		for (i = 0; i < n; i++)
 			wl_sends_free(&v[i].send, 1);
@@ -322,7 +359,7 @@ store_release(struct store *s, struct wl_send *send)
 		s->rel[s->nrel++] = *send;
 		s->pushes++;
 		s->looked_empty = 0;
-		pthread_cond_signal(&s->cv);
+		pthread_cond_signal(&s->rec_cv);
 	} else
 		wl_sends_free(send, 1);
 	pthread_mutex_unlock(&s->mu);
@@ -368,12 +405,14 @@ store_quiet(struct store *s)
 
 	pthread_mutex_lock(&s->mu);
 	quiet = s->looked_empty && s->ndone == 0 && s->nrel == 0 &&
-		s->nclaimed == 0;
+		s->nclaimed == 0 && !s->writing;
 	pthread_mutex_unlock(&s->mu);
 	return quiet;
 }
 
-/* Write what is left, give back unsent claims, and end the thread. */
+/* Write what is left, give back unsent claims, and end the threads:
+ * the claimer first, so that nothing is claimed after the last give-back.
+ */
 void
 store_stop(struct store *s)
 {
@@ -381,8 +420,15 @@ store_stop(struct store *s)
 	s->quit = 1;
 	pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	pthread_join(s->thread, NULL);
+	if (s->started == 2)
+		pthread_join(s->claimer, NULL);
+	pthread_mutex_lock(&s->mu);
+	s->started = 1;
+	pthread_cond_signal(&s->rec_cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->recorder, NULL);
 	pthread_cond_destroy(&s->cv);
+	pthread_cond_destroy(&s->rec_cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s->done);
 	free(s->rel);

@@ -1,5 +1,5 @@
 /*
- * The deliverer's database side, on a thread of its own: it records
+ * The deliverer's database side, on threads of its own: it records
  * finished attempts and gives back unsent claims (each batch in one
  * transaction), and claims new events and due retries for the room the
  * sender has, so that no HTTP transfer waits for a commit.
@@ -19,8 +19,9 @@ struct done {
 	struct wl_send_result res;
 };
 
-struct store *store_start(struct wl_app *, const struct wl_config *,
-			  const char *owner, CURLM *wake, int once);
+struct store *store_start(struct wl_app *, struct wl_app *rec_app,
+			  const struct wl_config *, const char *owner,
+			  CURLM *wake, int once);
 void store_record(struct store *, struct done *, size_t n);
 void store_release(struct store *, struct wl_send *);
 size_t store_take(struct store *, struct wl_send **out);

@@ -57,28 +57,55 @@ wl_deliver_owner(char out[48])
 		snprintf(out, 48, "lse_%ld", (long)wl_now_ms());
 }
 
-/* Does the subscription want this event? */
-static int
-matches(const struct wl_rows *s, size_t r, const struct wl_rows *e,
-	size_t i)
-{
-	char **v = NULL;
-	size_t n = 0, j;
-	int ok = 1, c;
-	const char *val;
+/* A subscription's filters: event types, businesses, lines (no
+ * businesses or lines: any). */
+struct filters {
+	char **v[3];
+	size_t n[3];
+};
 
-	for (c = 3; c <= 5 && ok; c++) {
-		/* types, businesses, queues against type, business, queue */
-		val = wl_rows_str(e, i, c - 1);
-		if (wl_strv_from_json(wl_rows_str(s, r, c), &v, &n) < 0)
-			return 0;
-		if (n > 0 || c == 3) {
-			ok = 0;
-			for (j = 0; j < n; j++)
-				if (strcmp(v[j], val) == 0)
-					ok = 1;
+static void
+filters_free(struct filters *f)
+{
+	int c;
+
+	for (c = 0; c < 3; c++)
+		wl_strv_free(f->v[c], f->n[c]);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Read subscription row r's filters; -1 when unreadable (it gets
+ * nothing). */
+static int
+filters_read(const struct wl_rows *subs, size_t r, struct filters *f)
+{
+	int c;
+
+	memset(f, 0, sizeof(*f));
+	for (c = 0; c < 3; c++)
+		if (wl_strv_from_json(wl_rows_str(subs, r, S_TYPES + c),
+				      &f->v[c], &f->n[c]) < 0) {
+			filters_free(f);
+			return -1;
 		}
-		wl_strv_free(v, n);
+	return 0;
+}
+
+/* Does a subscription with filters f want event row i? */
+static int
+wants(const struct filters *f, const struct wl_rows *events, size_t i)
+{
+	size_t j;
+	int c, ok = 1;
+
+	for (c = 0; c < 3 && ok; c++) {
+		/* types, businesses, lines against type, business, line */
+		if (f->n[c] == 0 && c > 0)
+			continue;
+		ok = 0;
+		for (j = 0; j < f->n[c] && !ok; j++)
+			ok = strcmp(f->v[c][j],
+				    wl_rows_str(events, i, E_TYPE + c)) == 0;
 	}
 	return ok;
 }
@@ -133,18 +160,47 @@ fail_one(struct wl_app *app, const char *owner, const char *id, int skipped)
 				  SQL_STR(id), SQL_STR(owner)));
 }
 
-/* Fill s to send event's body (len bytes) to the destination of row r:
- * URL, signed headers.  0, or -1 when it cannot be sent as it stands. */
+/* The secrets that sign for row r's subscription: its own, and the
+ * previous one while that still signs (rotation). */
+struct keys {
+	char cur[160], prev[160];
+	int nprev;
+};
+
+static int
+keys_open(struct wl_app *app, const struct wl_rows *rows, size_t r,
+	  const struct cols *k, int64_t now, struct keys *keys)
+{
+	keys->nprev = 0;
+	if (wl_secret_open(app->secret, wl_rows_str(rows, r, k->secret),
+			   keys->cur) != WL_OK)
+		return -1;
+	if (wl_rows_str(rows, r, k->prev) &&
+	    wl_rows_int(rows, r, k->prev_until) > now &&
+	    wl_secret_open(app->secret, wl_rows_str(rows, r, k->prev),
+			   keys->prev) == WL_OK)
+		keys->nprev = 1;
+	return 0;
+}
+
+static void
+keys_close(struct keys *keys)
+{
+	explicit_bzero(keys, sizeof(*keys));
+}
+
+/* Fill s to send event's body (len bytes) to the destination of row r,
+ * signed with keys (NULL: they could not be opened): URL, headers.  0,
+ * or -1 when it cannot be sent as it stands. */
 static int
 sign(struct wl_app *app, const struct wl_rows *rows, size_t r,
-     const struct cols *k, const char *event, const char *body, size_t len,
-     int64_t now, struct wl_send *s)
+     const struct cols *k, const struct keys *keys, const char *event,
+     const char *body, size_t len, int64_t now, struct wl_send *s)
 {
-	char secret[160], sig[2][64], hdr[256], why[256];
+	char sig[2][64], hdr[256], why[256];
 	long long ts = now / 1000;
-	int nsig = 0;
 
-	if (body == NULL)
+	if (body == NULL || keys == NULL)
 		return -1; /* the event left the retention window */
 	if (wl_dest_check(app->cfg,
 			  strcmp(wl_rows_str(rows, r, k->itype), "zapier") == 0
@@ -154,18 +210,11 @@ sign(struct wl_app *app, const struct wl_rows *rows, size_t r,
 			  sizeof(s->host), why, sizeof(why)) < 0)
 		return -1;
 	s->insecure_ok = wl_host_listed(app->cfg->insecure_hosts, s->host);
-	if (wl_secret_open(app->secret, wl_rows_str(rows, r, k->secret),
-			   secret) != WL_OK ||
-	    wl_webhook_sign(secret, event, ts, body, len, sig[nsig++]) !=
-		WL_OK)
+	if (wl_webhook_sign(keys->cur, event, ts, body, len, sig[0]) !=
+		WL_OK ||
+	    (keys->nprev && wl_webhook_sign(keys->prev, event, ts, body, len,
+					    sig[1]) != WL_OK))
 		return -1;
-	if (wl_rows_str(rows, r, k->prev) &&
-	    wl_rows_int(rows, r, k->prev_until) > now &&
-	    wl_secret_open(app->secret, wl_rows_str(rows, r, k->prev),
-			   secret) == WL_OK &&
-	    wl_webhook_sign(secret, event, ts, body, len, sig[nsig]) == WL_OK)
-		nsig++;
-	explicit_bzero(secret, sizeof(secret));
 	s->url = strdup(wl_rows_str(rows, r, k->url));
 	s->body_len = len;
 	if (s->url == NULL || (s->body = malloc(len + 1)) == NULL)
@@ -177,7 +226,7 @@ sign(struct wl_app *app, const struct wl_rows *rows, size_t r,
 	snprintf(hdr, sizeof(hdr), "webhook-timestamp: %lld", ts);
 	s->headers[1] = strdup(hdr);
 	snprintf(hdr, sizeof(hdr), "webhook-signature: %s%s%s", sig[0],
-		 nsig > 1 ? " " : "", nsig > 1 ? sig[1] : "");
+		 keys->nprev ? " " : "", keys->nprev ? sig[1] : "");
 	s->headers[2] = strdup(hdr);
 	s->headers[3] = strdup("Content-Type: application/json");
 	s->headers[4] = strdup("User-Agent: waitlist-webhooks/1.0");
@@ -226,8 +275,9 @@ claim_retries(struct claim *c)
 	struct wl_rows *rows = NULL;
 	unsigned long long claimed = 0;
 	struct wl_send *s;
+	struct keys keys;
 	size_t r;
-	int rc;
+	int rc, opened, signed_ok;
 
 	rc = wl_sql_exec(app->db, STMT_CLAIM,
 			 SQL_ARGS(SQL_STR(c->owner), SQL_INT(c->lease),
@@ -263,11 +313,17 @@ claim_retries(struct claim *c)
 		s->attempt_count = (int)wl_rows_int(rows, r, C_COUNT);
 		s->manual = (int)wl_rows_int(rows, r, C_MANUAL);
 		s->created_at = wl_rows_int(rows, r, C_CREATED);
-		if (s->attempts == NULL ||
-		    sign(app, rows, r, &retry_cols,
-			 wl_rows_str(rows, r, C_EVENT),
-			 wl_rows_str(rows, r, C_BODY),
-			 rows->len[r * rows->ncols + C_BODY], c->now, s) < 0) {
+		opened = keys_open(app, rows, r, &retry_cols, c->now,
+				   &keys) == 0;
+		signed_ok = s->attempts != NULL &&
+			    sign(app, rows, r, &retry_cols,
+				 opened ? &keys : NULL,
+				 wl_rows_str(rows, r, C_EVENT),
+				 wl_rows_str(rows, r, C_BODY),
+				 rows->len[r * rows->ncols + C_BODY], c->now,
+				 s) == 0;
+		keys_close(&keys);
+		if (!signed_ok) {
 			wl_sends_free(s, 1);
 			c->n--;
 			rc = fail_one(app, c->owner, id, 0);
@@ -277,56 +333,72 @@ claim_retries(struct claim *c)
 	return rc;
 }
 
+/* The send of a range's event i (see range_sends()), or a failure to
+ * record when it cannot be made. */
+static int
+range_send(struct claim *c, const struct wl_rows *subs, size_t r,
+	   const struct keys *keys, const struct wl_rows *events, size_t i,
+	   int64_t first)
+{
+	struct wl_send *s;
+
+	if ((s = push(&c->v, &c->n, &c->cap)) == NULL ||
+	    wl_id_new("dlv_", s->delivery_id) != WL_OK)
+		return WL_ERR_NOMEM;
+	snprintf(s->subscription_id, sizeof(s->subscription_id), "%s",
+		 wl_rows_str(subs, r, S_ID));
+	snprintf(s->event_id, sizeof(s->event_id), "%s",
+		 wl_rows_str(events, i, E_ID));
+	snprintf(s->event_type, sizeof(s->event_type), "%s",
+		 wl_rows_str(events, i, E_TYPE));
+	s->event_seq = wl_rows_int(events, i, E_SEQ);
+	s->range_first = first;
+	s->created_at = c->now;
+	if (sign(c->app, subs, r, &range_cols, keys, s->event_id,
+		 wl_rows_str(events, i, E_BODY),
+		 events->len[i * events->ncols + E_BODY], c->now, s) == 0)
+		return WL_OK;
+	/* Kept, without what was made for sending, as a failure. */
+	c->n--;
+	wl_sends_free(s, 1);
+	memset(s->headers, 0, sizeof(s->headers));
+	s->url = s->body = NULL;
+	if (push(&c->fails, &c->nfails, &c->capfails) == NULL)
+		return WL_ERR_NOMEM;
+	c->fails[c->nfails - 1] = *s;
+	return WL_OK;
+}
+
 /*
- * The sends of a range of subscription row r's events that it wants
- * (events' rows 0 to k - 1), held from first: each a first attempt, or
- * a failure to record when it cannot be made.  *wanted counts them.
+ * The sends of a range of subscription row r's events that it wants (f;
+ * events' rows 0 to k - 1), held from first: each a first attempt, or a
+ * failure to record when it cannot be made.  *wanted counts them.
  */
 static int
 range_sends(struct claim *c, const struct wl_rows *subs, size_t r,
-	    const struct wl_rows *events, size_t k, int64_t first)
+	    const struct filters *f, const struct wl_rows *events, size_t k,
+	    int64_t first, size_t *wanted)
 {
-	struct wl_send *s;
-	size_t i, wanted = 0;
+	struct keys keys;
+	size_t i;
+	int opened, rc = WL_OK;
 
+	*wanted = 0;
 	for (i = 0; i < k; i++)
-		wanted += matches(subs, r, events, i);
-	if (wanted == 0)
+		*wanted += wants(f, events, i);
+	if (*wanted == 0)
 		return WL_OK;
 	if (wl_ranges_add(c->ranges, wl_rows_str(subs, r, S_ID), first,
-			  (unsigned)wanted) != WL_OK)
+			  (unsigned)*wanted) != WL_OK)
 		return WL_ERR_NOMEM; /* its lease expires: taken over */
-	c->taken += wanted;
-	for (i = 0; i < k; i++) {
-		if (!matches(subs, r, events, i))
-			continue;
-		if ((s = push(&c->v, &c->n, &c->cap)) == NULL ||
-		    wl_id_new("dlv_", s->delivery_id) != WL_OK)
-			return WL_ERR_NOMEM;
-		snprintf(s->subscription_id, sizeof(s->subscription_id), "%s",
-			 wl_rows_str(subs, r, S_ID));
-		snprintf(s->event_id, sizeof(s->event_id), "%s",
-			 wl_rows_str(events, i, E_ID));
-		snprintf(s->event_type, sizeof(s->event_type), "%s",
-			 wl_rows_str(events, i, E_TYPE));
-		s->event_seq = wl_rows_int(events, i, E_SEQ);
-		s->range_first = first;
-		s->created_at = c->now;
-		if (sign(c->app, subs, r, &range_cols, s->event_id,
-			 wl_rows_str(events, i, E_BODY),
-			 events->len[i * events->ncols + E_BODY], c->now,
-			 s) == 0)
-			continue;
-		/* Kept, without what was made for sending, as a failure. */
-		c->n--;
-		wl_sends_free(s, 1);
-		memset(s->headers, 0, sizeof(s->headers));
-		s->url = s->body = NULL;
-		if (push(&c->fails, &c->nfails, &c->capfails) == NULL)
-			return WL_ERR_NOMEM;
-		c->fails[c->nfails - 1] = *s;
-	}
-	return WL_OK;
+	c->taken += *wanted;
+	opened = keys_open(c->app, subs, r, &range_cols, c->now, &keys) == 0;
+	for (i = 0; rc == WL_OK && i < k; i++)
+		if (wants(f, events, i))
+			rc = range_send(c, subs, r, opened ? &keys : NULL,
+					events, i, first);
+	keys_close(&keys);
+	return rc;
 }
 
 /* Lease subscription row r's events first..last (conditionally: another
@@ -366,10 +438,13 @@ claim_range(struct claim *c, const struct wl_rows *subs, size_t r)
 	struct wl_app *app = c->app;
 	struct wl_rows *events = NULL;
 	struct lease_args a;
+	struct filters f;
 	unsigned room = c->max > c->n ? c->max - (unsigned)c->n : 0;
 	size_t k = 0, wanted = 0;
 	int rc;
 
+	if (filters_read(subs, r, &f) < 0)
+		return WL_OK; /* (cannot be: written by the service) */
 	memset(&a, 0, sizeof(a));
 	a.sub = wl_rows_str(subs, r, S_ID);
 	a.owner = c->owner;
@@ -382,21 +457,21 @@ claim_range(struct claim *c, const struct wl_rows *subs, size_t r)
 				  SQL_INT(room + 16 < RANGE_MAX ? room + 16
 								 : RANGE_MAX)),
 			 &events, NULL);
-	if (rc != WL_OK)
-		return rc;
-	while (k < events->nrows && wanted < room &&
+	while (rc == WL_OK && k < events->nrows && wanted < room &&
 	       wl_rows_int(events, k, E_SEQ) == a.first + (int64_t)k)
-		wanted += matches(subs, r, events, k++);
+		wanted += wants(&f, events, k++);
 	if (k > 0) {
 		a.last = a.first + (int64_t)k - 1;
 		a.hold = wanted > 0;
 		rc = wl_db_txn(app->db, lease_txn, &a);
 		if (rc == WL_OK)
-			rc = range_sends(c, subs, r, events, k, a.first);
+			rc = range_sends(c, subs, r, &f, events, k, a.first,
+					 &wanted);
 		else if (rc == WL_ERR_CONFLICT)
 			rc = WL_OK;
 	}
 	wl_rows_free(events);
+	filters_free(&f);
 	return rc;
 }
 
@@ -437,7 +512,8 @@ resume_range(struct claim *c, const char *sub, int64_t first, int64_t last)
 {
 	struct wl_app *app = c->app;
 	struct wl_rows *subs = NULL, *events = NULL;
-	size_t held = c->ranges->n;
+	struct filters f;
+	size_t wanted = 0;
 	int rc;
 
 	rc = wl_sql_exec(app->db, STMT_RANGE_SUB, SQL_ARGS(SQL_STR(sub)),
@@ -447,23 +523,28 @@ resume_range(struct claim *c, const char *sub, int64_t first, int64_t last)
 	/* Gone, paused or resumed past it since: never sent. */
 	if (subs->nrows == 0 ||
 	    strcmp(wl_rows_str(subs, 0, S_STATUS), "active") != 0 ||
-	    wl_rows_int(subs, 0, S_HIGH_WATER) >= first) {
+	    wl_rows_int(subs, 0, S_HIGH_WATER) >= first ||
+	    filters_read(subs, 0, &f) < 0) {
 		wl_rows_free(subs);
 		return range_drop(c, sub, first);
 	}
 	if (!access_ok(subs, 0, &range_cols, c->now)) {
 		rc = pause_sub(app, sub, "access_lost");
-		wl_rows_free(subs);
-		return rc == WL_OK ? range_drop(c, sub, first) : rc;
+		if (rc == WL_OK)
+			rc = range_drop(c, sub, first);
+	} else {
+		rc = wl_sql_exec(
+		    app->db, STMT_RANGE_LEFT,
+		    SQL_ARGS(SQL_STR(wl_rows_str(subs, 0, S_TENANT_ID)),
+			     SQL_INT(first), SQL_INT(last), SQL_STR(sub)),
+		    &events, NULL);
+		if (rc == WL_OK)
+			rc = range_sends(c, subs, 0, &f, events,
+					 events->nrows, first, &wanted);
+		if (rc == WL_OK && wanted == 0) /* nothing it wants is left */
+			rc = range_drop(c, sub, first);
 	}
-	rc = wl_sql_exec(app->db, STMT_RANGE_LEFT,
-			 SQL_ARGS(SQL_STR(wl_rows_str(subs, 0, S_TENANT_ID)),
-				  SQL_INT(first), SQL_INT(last), SQL_STR(sub)),
-			 &events, NULL);
-	if (rc == WL_OK)
-		rc = range_sends(c, subs, 0, events, events->nrows, first);
-	if (rc == WL_OK && c->ranges->n == held)
-		rc = range_drop(c, sub, first); /* nothing it wants is left */
+	filters_free(&f);
 	wl_rows_free(events);
 	wl_rows_free(subs);
 	return rc;

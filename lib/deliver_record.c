@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <curl/curl.h>
@@ -168,17 +169,22 @@ wl_ranges_add(struct wl_ranges *rs, const char *sub, int64_t first,
 {
 	struct wl_range *v;
 	size_t cap;
-	long i = range_of(rs, sub, first);
+	long i;
+	int rc = WL_OK;
 
-	if (i >= 0) { /* held already: taken over from itself */
+	pthread_mutex_lock(&rs->mu);
+	if ((i = range_of(rs, sub, first)) >= 0) {
+		/* Held already: taken over from itself. */
 		rs->v[i].left = left;
 		rs->v[i].given_back = 0;
-		return WL_OK;
+		goto out;
 	}
 	if (rs->n == rs->cap) {
 		cap = rs->cap ? rs->cap * 2 : 16;
-		if ((v = realloc(rs->v, cap * sizeof(*v))) == NULL)
-			return WL_ERR_NOMEM;
+		if ((v = realloc(rs->v, cap * sizeof(*v))) == NULL) {
+			rc = WL_ERR_NOMEM;
+			goto out;
+		}
 		rs->v = v;
 		rs->cap = cap;
 	}
@@ -187,7 +193,9 @@ wl_ranges_add(struct wl_ranges *rs, const char *sub, int64_t first,
 	snprintf(v->subscription_id, sizeof(v->subscription_id), "%s", sub);
 	v->first_seq = first;
 	v->left = left;
-	return WL_OK;
+out:
+	pthread_mutex_unlock(&rs->mu);
+	return rc;
 }
 
 /*
@@ -201,25 +209,41 @@ static int
 range_settle(struct wl_ranges *rs, const struct wl_send *s, int given_back,
 	     struct wl_range *done)
 {
-	long i = s->range_first
-		     ? range_of(rs, s->subscription_id, s->range_first)
-		     : -1;
+	long i;
+	int settled = 0;
 
-	if (i < 0)
+	if (s->range_first == 0)
 		return 0;
-	rs->v[i].given_back |= given_back;
-	if (rs->v[i].left > 0 && --rs->v[i].left > 0)
-		return 0;
-	*done = rs->v[i];
-	rs->v[i] = rs->v[--rs->n];
-	return 1;
+	pthread_mutex_lock(&rs->mu);
+	i = range_of(rs, s->subscription_id, s->range_first);
+	if (i >= 0) {
+		rs->v[i].given_back |= given_back;
+		if (rs->v[i].left > 0)
+			rs->v[i].left--;
+		if (rs->v[i].left == 0) {
+			*done = rs->v[i];
+			rs->v[i] = rs->v[--rs->n];
+			settled = 1;
+		}
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return settled;
+}
+
+void
+wl_ranges_init(struct wl_ranges *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	pthread_mutex_init(&rs->mu, NULL);
 }
 
 void
 wl_ranges_free(struct wl_ranges *rs)
 {
 	free(rs->v);
-	memset(rs, 0, sizeof(*rs));
+	rs->v = NULL;
+	rs->n = rs->cap = 0;
+	pthread_mutex_destroy(&rs->mu);
 }
 
 struct record {
@@ -278,12 +302,11 @@ record_txn(struct wl_db *db, void *arg)
 	return rc;
 }
 
-/* Add v's number, or null when 0 (never attempted). */
+/* Add v, or null when 0 (never attempted). */
 static void
 add_ms(cJSON *row, int64_t v)
 {
-	cJSON_AddItemToArray(row, v ? cJSON_CreateNumber((double)v)
-				    : cJSON_CreateNull());
+	cJSON_AddItemToArray(row, v ? wl_json_int(v) : cJSON_CreateNull());
 }
 
 /*
@@ -312,9 +335,8 @@ batch_json(const struct outcome *v, size_t n, int firsts, char **out)
 		}
 		cJSON_AddItemToArray(row, cJSON_CreateString(s->delivery_id));
 		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].status));
-		cJSON_AddItemToArray(row, cJSON_CreateNumber(v[i].count));
-		cJSON_AddItemToArray(row,
-				     cJSON_CreateNumber((double)v[i].next));
+		cJSON_AddItemToArray(row, wl_json_int(v[i].count));
+		cJSON_AddItemToArray(row, wl_json_int(v[i].next));
 		add_ms(row, v[i].res ? v[i].res->attempted_at : 0);
 		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].text));
 		if (firsts) {
@@ -349,11 +371,13 @@ static int
 record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
        struct outcome *v, size_t n, int64_t now)
 {
+	struct wl_loglines lines;
 	struct record b;
 	const struct wl_send *s;
 	size_t i;
 	int rc;
 
+	memset(&lines, 0, sizeof(lines));
 	memset(&b, 0, sizeof(b));
 	b.owner = owner;
 	b.v = v;
@@ -366,11 +390,15 @@ record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
 	for (i = 0; b.done && i < n; i++)
 		if (range_settle(rs, v[i].s, 0, &b.done[b.ndone]))
 			b.ndone++;
-	if (rc == WL_OK)
+	/* Lost with its commit (a connection idle since the server went
+	 * away, say): done or not, it runs again.  Each of its writes holds
+	 * only while the lease is ours, or is the same done twice. */
+	if (rc == WL_OK &&
+	    (rc = wl_db_txn(app->db, record_txn, &b)) == WL_ERR_DB_GONE)
 		rc = wl_db_txn(app->db, record_txn, &b);
 	for (i = 0; i < n; i++) {
 		s = v[i].s;
-		wl_log(WL_LOG_INFO,
+		wl_log_add(&lines, WL_LOG_INFO,
 		       "\"msg\":\"delivery attempt\",\"deliveryId\":\"%s\","
 		       "\"subscriptionId\":\"%s\",\"httpStatus\":%d,"
 		       "\"durationMs\":%ld,\"outcome\":\"%s\"",
@@ -380,6 +408,7 @@ record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
 		       rc == WL_OK ? v[i].status : "unrecorded");
 		free(v[i].text);
 	}
+	wl_log_flush(&lines);
 	free(b.retries);
 	free(b.firsts);
 	free(b.done);

@@ -33,6 +33,15 @@ int wl_buf_printf(struct wl_buf *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 void wl_buf_free(struct wl_buf *);
 
+/* Log lines written together (log.c); start zeroed. */
+struct wl_loglines {
+	struct wl_buf buf;
+	int pid;
+};
+void wl_log_add(struct wl_loglines *, enum wl_log_level, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+void wl_log_flush(struct wl_loglines *);
+
 /* ------------------------------------------------------------------ */
 /* Crypto, identifiers and encodings (crypto.c). */
 
@@ -92,6 +101,7 @@ int wl_json_get_object(const cJSON *, const char *, const cJSON **);
 int wl_json_get_array(const cJSON *, const char *, const cJSON **);
 /* Add helpers that tolerate allocation failure at the root's free. */
 cJSON *wl_json_add_str(cJSON *, const char *, const char *); /* NULL: null */
+cJSON *wl_json_int(long long);
 cJSON *wl_json_add_int(cJSON *, const char *, long long);
 cJSON *wl_json_add_bool(cJSON *, const char *, int);
 int wl_json_exact_numbers(cJSON *);

@@ -103,7 +103,7 @@ wl_json_add_str(cJSON *obj, const char *name, const char *s)
  * "%1.15g" and reads it back to check the digits.
  */
 cJSON *
-wl_json_add_int(cJSON *obj, const char *name, long long v)
+wl_json_int(long long v)
 {
 	char buf[24], *p = buf + sizeof(buf);
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v
@@ -115,7 +115,19 @@ wl_json_add_int(cJSON *obj, const char *name, long long v)
 	while ((u /= 10) != 0);
 	if (v < 0)
 		*--p = '-';
-	return cJSON_AddRawToObject(obj, name, p);
+	return cJSON_CreateRaw(p);
+}
+
+cJSON *
+wl_json_add_int(cJSON *obj, const char *name, long long v)
+{
+	cJSON *item = wl_json_int(v);
+
+	if (item == NULL || !cJSON_AddItemToObject(obj, name, item)) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
 }
 
 /*

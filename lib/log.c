@@ -36,6 +36,37 @@ wl_log_set_component(const char *name)
 	component = name;
 }
 
+/* Format a line of level (members fmt, ap) into line, which holds
+ * 256 + MEMBERS_MAX bytes; its length, 0 when it is not logged. */
+static size_t
+format(char *line, int pid, enum wl_log_level level, const char *fmt,
+       va_list ap)
+{
+	char ts[WL_TS_MAX];
+	size_t len;
+	int n;
+
+	if (level < min_level)
+		return 0;
+	wl_ms_to_iso(wl_now_ms(), ts);
+	n = snprintf(line, 256 + MEMBERS_MAX,
+		     "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"%s\","
+		     "\"pid\":%d,",
+		     ts, level_names[level], component, pid);
+	if (n < 0 || n >= 256)
+		return 0;
+	len = (size_t)n;
+	n = vsnprintf(line + len, MEMBERS_MAX, fmt, ap);
+	if (n < 0)
+		return 0;
+	/* The prefix took under 256 bytes, the members under MEMBERS_MAX:
+	 * the closing brace and newline fit. */
+	len += (size_t)n < MEMBERS_MAX ? (size_t)n : MEMBERS_MAX - 1;
+	line[len++] = '}';
+	line[len++] = '\n';
+	return len;
+}
+
 /*
  * Log a line, formatted in place and written at once.  fmt must expand to
  * the inner members of a JSON object (e.g. "\"msg\":\"reloaded\",
@@ -45,30 +76,44 @@ wl_log_set_component(const char *name)
 void
 wl_log(enum wl_log_level level, const char *fmt, ...)
 {
-	char ts[WL_TS_MAX], line[256 + MEMBERS_MAX];
+	char line[256 + MEMBERS_MAX];
 	size_t len;
 	va_list ap;
-	int n;
 
-	if (level < min_level)
-		return;
-	wl_ms_to_iso(wl_now_ms(), ts);
-	n = snprintf(line, sizeof(line),
-		     "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"%s\","
-		     "\"pid\":%d,",
-		     ts, level_names[level], component, (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line) - MEMBERS_MAX)
-		return;
-	len = (size_t)n;
 	va_start(ap, fmt);
-	n = vsnprintf(line + len, MEMBERS_MAX, fmt, ap);
+	len = format(line, (int)getpid(), level, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	/* The prefix took under 256 bytes, the members under MEMBERS_MAX:
-	 * the closing brace and newline fit. */
-	len += (size_t)n < MEMBERS_MAX ? (size_t)n : MEMBERS_MAX - 1;
-	line[len++] = '}';
-	line[len++] = '\n';
-	(void)!write(STDERR_FILENO, line, len);
+	if (len > 0)
+		(void)!write(STDERR_FILENO, line, len);
+}
+
+/*
+ * The same line, added to lines to be written together by
+ * wl_log_flush() (many lines, one write).  A line that does not fit in
+ * memory is written at once.
+ */
+void
+wl_log_add(struct wl_loglines *l, enum wl_log_level level, const char *fmt,
+	   ...)
+{
+	char line[256 + MEMBERS_MAX];
+	size_t len;
+	va_list ap;
+
+	if (l->pid == 0)
+		l->pid = (int)getpid();
+	va_start(ap, fmt);
+	len = format(line, l->pid, level, fmt, ap);
+	va_end(ap);
+	if (len > 0 && wl_buf_append(&l->buf, line, len) != WL_OK)
+		(void)!write(STDERR_FILENO, line, len);
+}
+
+void
+wl_log_flush(struct wl_loglines *l)
+{
+	if (l->buf.len > 0)
+		(void)!write(STDERR_FILENO, l->buf.p, l->buf.len);
+	wl_buf_free(&l->buf);
+	l->pid = 0;
 }

@@ -6,6 +6,7 @@
 #ifndef WAITLIST_H
 #define WAITLIST_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -201,7 +202,8 @@ struct wl_attempt {
 
 /* The ranges of events a deliverer holds (one per wl_deliver_claim()
  * that leased some): how many of their sends are still to be recorded or
- * given back.  Start zeroed; free with wl_ranges_free(). */
+ * given back.  Claims and records may run on two threads at once.  Set
+ * up with wl_ranges_init(), free with wl_ranges_free(). */
 struct wl_range {
 	char subscription_id[48];
 	int64_t first_seq;
@@ -209,6 +211,7 @@ struct wl_range {
 	int given_back;		/* one of its sends was given back unsent */
 };
 struct wl_ranges {
+	pthread_mutex_t mu;
 	struct wl_range *v;
 	size_t n, cap;
 };
@@ -227,6 +230,7 @@ WL_EXPORT int wl_deliver_record(struct wl_app *, const char *owner,
 				const struct wl_attempt *, size_t n);
 WL_EXPORT int wl_deliver_release(struct wl_app *, const char *owner,
 				 struct wl_ranges *, const struct wl_send *);
+WL_EXPORT void wl_ranges_init(struct wl_ranges *);
 WL_EXPORT void wl_ranges_free(struct wl_ranges *);
 WL_EXPORT void wl_sends_free(struct wl_send *, size_t n);
 WL_EXPORT int wl_deliver_address_ok(const struct wl_send *, const char *ip);
