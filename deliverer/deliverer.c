@@ -2,13 +2,14 @@
  * waitlist-deliverer: pushes signed webhooks.  This loop, the sender,
  * sends claimed deliveries concurrently with the libcurl multi interface
  * (bounded overall and per endpoint); a claimed delivery starts as soon
- * as its endpoint has room.  The store thread (store.c) does all the
- * database work: it leases new events in ranges and due retries for the
- * room the sender has, and records finished attempts in batches, one
- * transaction each, through the library, which decides retries.  No transfer waits for a commit, and no database lock
- * is held while HTTP is in flight.  SIGTERM stops claiming and waits for
- * the transfers in flight (at most the attempt timeout); --once runs
- * until nothing is due.
+ * as there is room, overall and at its endpoint.  The store's threads
+ * (store.c) do all the database work: they lease new events in ranges
+ * and due retries for the sender's window (twice what it sends at once),
+ * and record finished attempts in batches, one transaction each, through
+ * the library, which decides retries.  No transfer waits for a commit,
+ * and no database lock is held while HTTP is in flight.  SIGTERM stops
+ * claiming and waits for the transfers in flight (at most the attempt
+ * timeout); --once runs until nothing is due.
  */
 #include "config.h"
 
@@ -58,6 +59,8 @@ struct loop {
 	size_t n, cap;
 	struct waiting *wait;	/* claimed, not started yet */
 	size_t nwait, capwait;
+	CURL **idle;		/* handles to use again (curl_easy_reset) */
+	size_t nidle;		/* at most deliverer_concurrency */
 };
 
 /* A claimed delivery may wait this long for room; then it goes back
@@ -115,12 +118,28 @@ host_busy(const struct loop *l, const char *host)
 	return n;
 }
 
+/* A handle for a new transfer: one used before if there is one. */
+static CURL *
+easy_get(struct loop *l)
+{
+	CURL *e;
+
+	if (l->nidle == 0)
+		return curl_easy_init();
+	e = l->idle[--l->nidle];
+	curl_easy_reset(e);
+	return e;
+}
+
 static void
-xfer_free(struct xfer *x)
+xfer_free(struct loop *l, struct xfer *x)
 {
 	if (x == NULL)
 		return;
-	if (x->easy)
+	if (x->easy && l->idle &&
+	    l->nidle < l->cfg->deliverer_concurrency)
+		l->idle[l->nidle++] = x->easy;
+	else if (x->easy)
 		curl_easy_cleanup(x->easy);
 	curl_slist_free_all(x->headers);
 	wl_sends_free(&x->send, 1);
@@ -151,7 +170,7 @@ start(struct loop *l, struct wl_send *s)
 		l->xfers = nx;
 		l->cap = cap;
 	}
-	if ((x->easy = curl_easy_init()) == NULL)
+	if ((x->easy = easy_get(l)) == NULL)
 		goto fail;
 	curl_easy_setopt(x->easy, CURLOPT_URL, s->url);
 	curl_easy_setopt(x->easy, CURLOPT_POST, 1L);
@@ -179,7 +198,7 @@ start(struct loop *l, struct wl_send *s)
 fail:
 	store_release(l->store, &x->send);
 	memset(&x->send, 0, sizeof(x->send));
-	xfer_free(x);
+	xfer_free(l, x);
 	return -1;
 }
 
@@ -231,7 +250,7 @@ reap(struct loop *l)
 				l->xfers[j] = l->xfers[--l->n];
 				break;
 			}
-		xfer_free(x);
+		xfer_free(l, x);
 	}
 	store_record(l->store, done, n);
 	free(done);
@@ -247,18 +266,30 @@ static size_t
 start_waiting(struct loop *l, int give_back_all)
 {
 	int64_t now = wl_clock_ms();
-	size_t i, kept = 0, started = 0;
+	size_t i, j, kept = 0, started = 0, nfull = 0;
+	const char *full[8]; /* endpoints found without room in this pass */
 
 	for (i = 0; i < l->nwait; i++) {
 		struct waiting *w = &l->wait[i];
-		if (give_back_all || now - w->claimed > WAIT_MS)
+		const char *host = w->send.host;
+		if (give_back_all || now - w->claimed > WAIT_MS) {
 			store_release(l->store, &w->send);
-		else if (host_busy(l, w->send.host) <
-			   l->cfg->deliverer_per_endpoint) {
+			continue;
+		}
+		for (j = 0; j < nfull && strcmp(full[j], host) != 0; j++)
+			;
+		if (j == nfull && l->n < l->cfg->deliverer_concurrency &&
+		    host_busy(l, host) < l->cfg->deliverer_per_endpoint) {
 			if (start(l, &w->send) == 0)
 				started++;
-		} else
-			l->wait[kept++] = *w;
+			continue;
+		}
+		if (j == nfull && nfull < 8 &&
+		    l->n < l->cfg->deliverer_concurrency)
+			full[nfull++] = host;
+		if (kept != i)
+			l->wait[kept] = *w;
+		kept++;
 	}
 	l->nwait = kept;
 	return started;
@@ -291,15 +322,13 @@ take(struct loop *l)
 	free(sends);
 }
 
-/* What the sender can take on: the overall bound less what it holds. */
+/* What the sender can take on: its window less what it holds. */
 static unsigned
 room(const struct loop *l)
 {
-	size_t busy = l->n + l->nwait;
+	size_t busy = l->n + l->nwait, window = store_window(l->cfg);
 
-	return l->cfg->deliverer_concurrency > busy
-		   ? l->cfg->deliverer_concurrency - (unsigned)busy
-		   : 0;
+	return window > busy ? (unsigned)(window - busy) : 0;
 }
 
 static void
@@ -351,6 +380,7 @@ main(int argc, char *argv[])
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	l.multi = curl_multi_init();
+	l.idle = calloc(cfg->deliverer_concurrency, sizeof(*l.idle));
 	curl_multi_setopt(l.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
 			  (long)cfg->deliverer_concurrency);
 	curl_multi_setopt(l.multi, CURLMOPT_MAX_HOST_CONNECTIONS,
@@ -396,6 +426,9 @@ main(int argc, char *argv[])
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
 	free(l.xfers);
 	free(l.wait);
+	while (l.nidle > 0)
+		curl_easy_cleanup(l.idle[--l.nidle]);
+	free(l.idle);
 	curl_multi_cleanup(l.multi);
 	curl_global_cleanup();
 	wl_app_free(rec_app);

@@ -3,11 +3,12 @@
  * each with its own connection, and the keeper of the ranges of events
  * it holds.  The sender (the libcurl loop) hands it finished attempts
  * and claims it gives back, and tells it how much room it has.  The
- * recorder writes the attempts it was handed, all of them in one
- * transaction (what piles up while a commit runs goes into the next
- * one), and gives the claims back; the claimer claims due deliveries for
- * that room when a look is due (see feed_due()), and wakes the sender's
- * curl_multi_poll() after every look.  Neither waits for the other's
+ * recorder writes the attempts it was handed, gathered a few
+ * milliseconds, all of them in one transaction (what piles up while a
+ * commit runs goes into the next one), and gives the claims back; the
+ * claimer claims due deliveries for that room when a look is due (see
+ * feed_due()), and wakes the sender's curl_multi_poll() after every
+ * look.  Neither waits for the other's
  * commits, so the sender gets new claims while the last ones are still
  * being recorded.
  */
@@ -25,6 +26,13 @@
  * bounded by it, and a look that finds nothing costs two cheap
  * statements. */
 #define FLOWING_POLL_MS 20
+
+/* The recorder writes a batch once this many attempts are in, or this
+ * long after the first of them: a batch's cost to the database is
+ * mostly per statement and per commit, so few large batches cost much
+ * less than many small ones, and no transfer waits for them. */
+#define GATHER 128
+#define GATHER_MS 5
 
 struct store {
 	struct wl_app *app;	/* the claimer's */
@@ -52,6 +60,7 @@ struct store {
 	int looked_empty;	/* the last look claimed nothing (or failed),
 				   and nothing was handed in since */
 	int64_t last_feed;	/* when the last look was made (monotonic) */
+	int64_t first_done;	/* when the oldest of done was handed in */
 	struct wl_ranges ranges; /* its own lock */
 	int failing;		/* the last look failed (logged once) */
 	int found;		/* it found some */
@@ -98,7 +107,7 @@ next_feed(const struct store *s)
 static int
 feed_due(const struct store *s, int64_t now)
 {
-	size_t total = s->cfg->deliverer_concurrency;
+	size_t total = store_window(s->cfg);
 	size_t avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
 
 	if (avail == 0 || s->quit)
@@ -260,6 +269,11 @@ record_loop(void *arg)
 			wait_until(s, &s->rec_cv, wl_mono_ms() + 1000);
 			continue;
 		}
+		if (s->ndone < GATHER && !s->quit && s->nrel == 0 &&
+		    wl_mono_ms() < s->first_done + GATHER_MS) {
+			wait_until(s, &s->rec_cv, s->first_done + GATHER_MS);
+			continue;
+		}
 		d = s->done, nd = s->ndone;
 		rel = s->rel, nr = s->nrel;
 		s->done = NULL, s->ndone = s->capdone = 0;
@@ -339,11 +353,15 @@ store_record(struct store *s, struct done *v, size_t n)
 		return;
 	pthread_mutex_lock(&s->mu);
 	if (grow(&s->done, sizeof(*v), s->ndone, &s->capdone, n) == 0) {
+		if (s->ndone == 0)
+			s->first_done = wl_mono_ms();
 		memcpy(&s->done[s->ndone], v, n * sizeof(*v));
 		s->ndone += n;
 		s->pushes++;
 		s->looked_empty = 0;
-		pthread_cond_signal(&s->rec_cv);
+		/* (Otherwise the recorder wakes when GATHER_MS is up.) */
+		if (s->ndone == n || s->ndone >= GATHER)
+			pthread_cond_signal(&s->rec_cv);
 	} else
 		for (i = 0; i < n; i++)
 			wl_sends_free(&v[i].send, 1);

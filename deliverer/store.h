@@ -19,6 +19,11 @@ struct done {
 	struct wl_send_result res;
 };
 
+/* How many claims the sender may hold, in flight or waiting for room:
+ * more than it sends at once, so that it has the next ones while a
+ * claim commits. */
+#define store_window(cfg) ((size_t)(cfg)->deliverer_concurrency * 2)
+
 struct store *store_start(struct wl_app *, struct wl_app *rec_app,
 			  const struct wl_config *, const char *owner,
 			  CURLM *wake, int once);

@@ -430,16 +430,16 @@ lease_txn(struct wl_db *db, void *arg)
 	return rc;
 }
 
-/* New events of subscription row r, as many as the room left takes: a
- * contiguous run (never past a gap: a number not yet committed). */
+/* New events of subscription row r, as many as room takes: a contiguous
+ * run (never past a gap: a number not yet committed). */
 static int
-claim_range(struct claim *c, const struct wl_rows *subs, size_t r)
+claim_range(struct claim *c, const struct wl_rows *subs, size_t r,
+	    unsigned room)
 {
 	struct wl_app *app = c->app;
 	struct wl_rows *events = NULL;
 	struct lease_args a;
 	struct filters f;
-	unsigned room = c->max > c->n ? c->max - (unsigned)c->n : 0;
 	size_t k = 0, wanted = 0;
 	int rc;
 
@@ -476,22 +476,29 @@ claim_range(struct claim *c, const struct wl_rows *subs, size_t r)
 }
 
 /* Ranges of new events for every active subscription that is behind its
- * tenant's sequence, while there is room. */
+ * tenant's sequence, while there is room: each its share of the room
+ * left, so that one subscription's backlog does not hold back another's
+ * events (what one leaves goes to those after it). */
 static int
 claim_new(struct claim *c)
 {
 	struct wl_rows *subs = NULL;
-	size_t r;
+	size_t r, others;
+	unsigned left;
 	int rc;
 
 	rc = wl_sql_exec(c->app->db, STMT_FANOUT_SUBS, SQL_NOARGS, &subs,
 			 NULL);
 	for (r = 0; rc == WL_OK && r < subs->nrows && c->n < c->max; r++) {
+		left = c->max - (unsigned)c->n;
+		others = subs->nrows - r - 1;
 		if (!access_ok(subs, r, &range_cols, c->now))
 			rc = pause_sub(c->app, wl_rows_str(subs, r, S_ID),
 				       "access_lost");
 		else
-			rc = claim_range(c, subs, r);
+			rc = claim_range(c, subs, r,
+					 (unsigned)((left + others) /
+						    (others + 1)));
 	}
 	wl_rows_free(subs);
 	return rc;

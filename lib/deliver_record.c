@@ -311,9 +311,10 @@ add_ms(cJSON *row, int64_t v)
 
 /*
  * The batch of STMT_RECORD (retries: [id, status, count, next, at,
- * attempts] per outcome) or of STMT_RECORD_NEW (first attempts: the same
- * and [subscription, range, event_seq, event_id, event_type,
- * created_at]).  *out stays NULL when there is none; WL_ERR_NOMEM.
+ * attempts] per outcome) or of STMT_RECORD_NEW (first attempts: [id,
+ * status, count, next, at, subscription, range, event_seq, event_id,
+ * event_type, created_at, attempts]).  *out stays NULL when there is
+ * none; WL_ERR_NOMEM.
  */
 static int
 batch_json(const struct outcome *v, size_t n, int firsts, char **out)
@@ -338,7 +339,6 @@ batch_json(const struct outcome *v, size_t n, int firsts, char **out)
 		cJSON_AddItemToArray(row, wl_json_int(v[i].count));
 		cJSON_AddItemToArray(row, wl_json_int(v[i].next));
 		add_ms(row, v[i].res ? v[i].res->attempted_at : 0);
-		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].text));
 		if (firsts) {
 			cJSON_AddItemToArray(
 			    row, cJSON_CreateString(s->subscription_id));
@@ -350,6 +350,8 @@ batch_json(const struct outcome *v, size_t n, int firsts, char **out)
 			    row, cJSON_CreateString(s->event_type));
 			add_ms(row, s->created_at);
 		}
+		/* Last: what reads a row's other members need not skip it. */
+		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].text));
 		if ((size_t)cJSON_GetArraySize(row) != want)
 			break; /* an item was lost */
 		rows++;

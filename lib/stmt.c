@@ -522,9 +522,10 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"d.lease_until = 0, d.updated_at = ? WHERE d.lease_owner = ?",
     /* The first attempts of a batch, each a new record, from a JSON
      * array of [id, status, attempt_count, next_attempt_at,
-     * last_attempt_at, attempts, subscription_id, range first_seq,
-     * event_seq, event_id, event_type, created_at]; only while the range
-     * is still ours and its subscription active since before it. */
+     * last_attempt_at, subscription_id, range first_seq, event_seq,
+     * event_id, event_type, created_at, attempts]; only while the range
+     * is still ours and its subscription active since before it.  (The
+     * long one last: a member's path skips those before it.) */
     [STMT_RECORD_NEW] =
 	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
 	"event_seq, event_id, event_type, status, attempt_count, "
@@ -533,11 +534,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"j.n, j.next, j.at, j.attempts, j.created, ? FROM JSON_TABLE(?, "
 	"'$[*]' COLUMNS (id VARCHAR(48) CHARACTER SET ascii PATH '$[0]', "
 	"status VARCHAR(16) CHARACTER SET ascii PATH '$[1]', n INT PATH "
-	"'$[2]', next BIGINT PATH '$[3]', at BIGINT PATH '$[4]', attempts "
-	"MEDIUMTEXT PATH '$[5]', sub VARCHAR(48) CHARACTER SET ascii PATH "
-	"'$[6]', first BIGINT PATH '$[7]', seq BIGINT PATH '$[8]', event "
-	"VARCHAR(48) CHARACTER SET ascii PATH '$[9]', type VARCHAR(64) "
-	"CHARACTER SET ascii PATH '$[10]', created BIGINT PATH '$[11]')) j "
+	"'$[2]', next BIGINT PATH '$[3]', at BIGINT PATH '$[4]', sub "
+	"VARCHAR(48) CHARACTER SET ascii PATH '$[5]', first BIGINT PATH "
+	"'$[6]', seq BIGINT PATH '$[7]', event VARCHAR(48) CHARACTER SET "
+	"ascii PATH '$[8]', type VARCHAR(64) CHARACTER SET ascii PATH '$[9]', "
+	"created BIGINT PATH '$[10]', attempts MEDIUMTEXT PATH '$[11]')) j "
 	"JOIN delivery_ranges r ON r.subscription_id = j.sub AND r.first_seq "
 	"= j.first AND r.lease_owner = ? JOIN webhook_subscriptions s ON s.id "
 	"= j.sub AND s.status = 'active' AND s.high_water_seq < r.first_seq",

@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
@@ -121,6 +122,64 @@ describe('deliverer process', () => {
     const off = records.filter((d) => d.status !== 'succeeded' || d.attemptCount !== 1);
     assert.deepEqual(off.map((d) => `${d.eventId} ${d.status} attempts=${d.attemptCount}`), [],
       'delivery records that do not show the one successful attempt');
+  });
+
+  test('attempts open at once stay within both bounds, though more are claimed, and every subscription gets its share', { timeout: 120000 }, async (t) => {
+    // OPERATIONS: deliverer_concurrency bounds the attempts in flight,
+    // deliverer_per_endpoint those to one host; here 6 and 4.  The
+    // deliverer claims ahead of what it sends.  Two subscriptions, one
+    // per host (127.0.0.1 and localhost, the same receiver), with 30
+    // events each: the overall bound is reached only when both are
+    // served at once.
+    const ten = newTenant();
+    const urls = [rx.url(uniq('bounds')), rx.url(uniq('bounds')).replace('127.0.0.1', 'localhost')];
+    for (const url of urls) {
+      rx.setDefault(url, { status: 200, delayMs: 200 });
+      await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    }
+    stack('deliverer-stop');
+    try {
+      await burst(ten.k1, ten.q1, 30);
+      const conf = join(VAR, 'bounds.conf');
+      writeFileSync(conf, readFileSync(join(VAR, 'waitlist.conf'), 'utf8')
+        .replace(/^deliverer_concurrency *=.*$/m, 'deliverer_concurrency = 6')
+        .replace(/^deliverer_per_endpoint *=.*$/m, 'deliverer_per_endpoint = 4'));
+      const bin = join(process.env.WL_BIN || process.env.WL_REPO, 'deliverer', 'waitlist-deliverer');
+      const child = spawn(bin, ['--config', conf, '--once'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c) => { stderr += c; });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+      const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(sig || c)));
+      clearTimeout(timer);
+      assert.equal(code, 0, `--once: ${stderr.slice(-2000)}`);
+      // The most requests open at once (an answer before a request
+      // that arrives in the same millisecond).
+      const peak = (reqs) => {
+        const marks = reqs.flatMap((r) => [[r.receivedAt, 1], [r.answeredAt, -1]])
+          .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        let open = 0; let most = 0;
+        for (const [, d] of marks) most = Math.max(most, open += d);
+        return most;
+      };
+      const each = urls.map((url) => rx.at(url));
+      for (const reqs of each) {
+        assert.equal(reqs.length, 30);
+        assert.ok(reqs.every((r) => r.answered === 200), 'an attempt was cut off');
+      }
+      const peaks = each.map(peak);
+      const overall = peak(each.flat());
+      t.diagnostic(`most open at once: ${overall} overall, ${peaks.join(' and ')} per host`);
+      assert.ok(peaks.every((p) => p <= 4), `past the per-endpoint bound: ${peaks}`);
+      assert.equal(Math.max(...peaks), 4, 'the per-endpoint bound was never reached');
+      assert.equal(overall, 6, 'the overall bound was passed, or never reached');
+      // Shares: neither subscription waits for the other's backlog.
+      const first = each.map((reqs) => Math.min(...reqs.map((r) => r.receivedAt)));
+      const tenth = each.map((reqs) => reqs.map((r) => r.receivedAt).sort((a, b) => a - b)[9]);
+      assert.ok(first[0] < tenth[1] && first[1] < tenth[0],
+        `one subscription waited for the other: first requests at ${first}, tenth at ${tenth}`);
+    } finally {
+      ensureDeliverer();
+    }
   });
 
   test('attempts that finish together are each recorded with their own outcome', { timeout: 60000 }, async (t) => {
