@@ -4,9 +4,9 @@
  * (bounded overall and per endpoint); a claimed delivery starts as soon
  * as there is room, overall and at its endpoint.  The store's threads
  * (store.c) do all the database work: they lease new events in ranges
- * and due retries for the sender's window (twice what it sends at once),
- * and record finished attempts in batches, one transaction each, through
- * the library, which decides retries.  No transfer waits for a commit,
+ * and due retries for the sender's window (four times what it sends at
+ * once), and record finished attempts in batches, one transaction each,
+ * through the library, which decides retries.  No transfer waits for a commit,
  * and no database lock is held while HTTP is in flight.  SIGTERM stops
  * claiming and waits for the transfers in flight (at most the attempt
  * timeout); --once runs until nothing is due.

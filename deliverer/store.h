@@ -22,7 +22,7 @@ struct done {
 /* How many claims the sender may hold, in flight or waiting for room:
  * more than it sends at once, so that it has the next ones while a
  * claim commits. */
-#define store_window(cfg) ((size_t)(cfg)->deliverer_concurrency * 2)
+#define store_window(cfg) ((size_t)(cfg)->deliverer_concurrency * 4)
 
 struct store *store_start(struct wl_app *, struct wl_app *rec_app,
 			  const struct wl_config *, const char *owner,
