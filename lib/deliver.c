@@ -189,19 +189,14 @@ keys_close(struct keys *keys)
 	explicit_bzero(keys, sizeof(*keys));
 }
 
-/* Fill s to send event's body (len bytes) to the destination of row r,
- * signed with keys (NULL: they could not be opened): URL, headers.  0,
- * or -1 when it cannot be sent as it stands. */
+/* The destination of row r, checked against the policy (which resolves
+ * its host): s's host and insecure_ok.  0, or -1 when it is refused. */
 static int
-sign(struct wl_app *app, const struct wl_rows *rows, size_t r,
-     const struct cols *k, const struct keys *keys, const char *event,
-     const char *body, size_t len, int64_t now, struct wl_send *s)
+destination(struct wl_app *app, const struct wl_rows *rows, size_t r,
+	    const struct cols *k, struct wl_send *s)
 {
-	char sig[2][64], hdr[256], why[256];
-	long long ts = now / 1000;
+	char why[256];
 
-	if (body == NULL || keys == NULL)
-		return -1; /* the event left the retention window */
 	if (wl_dest_check(app->cfg,
 			  strcmp(wl_rows_str(rows, r, k->itype), "zapier") == 0
 			      ? WL_ITYPE_ZAPIER
@@ -210,6 +205,22 @@ sign(struct wl_app *app, const struct wl_rows *rows, size_t r,
 			  sizeof(s->host), why, sizeof(why)) < 0)
 		return -1;
 	s->insecure_ok = wl_host_listed(app->cfg->insecure_hosts, s->host);
+	return 0;
+}
+
+/* Fill s to send event's body (len bytes) to the destination of row r
+ * (see destination()), signed with keys (NULL: they could not be
+ * opened): URL, headers.  0, or -1 when it cannot be sent as it stands. */
+static int
+sign(const struct wl_rows *rows, size_t r, const struct cols *k,
+     const struct keys *keys, const char *event, const char *body,
+     size_t len, int64_t now, struct wl_send *s)
+{
+	char sig[2][64], hdr[256];
+	long long ts = now / 1000;
+
+	if (body == NULL || keys == NULL)
+		return -1; /* the event left the retention window */
 	if (wl_webhook_sign(keys->cur, event, ts, body, len, sig[0]) !=
 		WL_OK ||
 	    (keys->nprev && wl_webhook_sign(keys->prev, event, ts, body, len,
@@ -316,7 +327,8 @@ claim_retries(struct claim *c)
 		opened = keys_open(app, rows, r, &retry_cols, c->now,
 				   &keys) == 0;
 		signed_ok = s->attempts != NULL &&
-			    sign(app, rows, r, &retry_cols,
+			    destination(app, rows, r, &retry_cols, s) == 0 &&
+			    sign(rows, r, &retry_cols,
 				 opened ? &keys : NULL,
 				 wl_rows_str(rows, r, C_EVENT),
 				 wl_rows_str(rows, r, C_BODY),
@@ -333,12 +345,12 @@ claim_retries(struct claim *c)
 	return rc;
 }
 
-/* The send of a range's event i (see range_sends()), or a failure to
- * record when it cannot be made. */
+/* The send of a range's event i (see range_sends()) to dest (NULL:
+ * refused), or a failure to record when it cannot be made. */
 static int
 range_send(struct claim *c, const struct wl_rows *subs, size_t r,
-	   const struct keys *keys, const struct wl_rows *events, size_t i,
-	   int64_t first)
+	   const struct keys *keys, const struct wl_send *dest,
+	   const struct wl_rows *events, size_t i, int64_t first)
 {
 	struct wl_send *s;
 
@@ -354,7 +366,12 @@ range_send(struct claim *c, const struct wl_rows *subs, size_t r,
 	s->event_seq = wl_rows_int(events, i, E_SEQ);
 	s->range_first = first;
 	s->created_at = c->now;
-	if (sign(c->app, subs, r, &range_cols, keys, s->event_id,
+	if (dest) {
+		memcpy(s->host, dest->host, sizeof(s->host));
+		s->insecure_ok = dest->insecure_ok;
+	}
+	if (dest &&
+	    sign(subs, r, &range_cols, keys, s->event_id,
 		 wl_rows_str(events, i, E_BODY),
 		 events->len[i * events->ncols + E_BODY], c->now, s) == 0)
 		return WL_OK;
@@ -379,9 +396,10 @@ range_sends(struct claim *c, const struct wl_rows *subs, size_t r,
 	    const struct filters *f, const struct wl_rows *events, size_t k,
 	    int64_t first, size_t *wanted)
 {
+	struct wl_send dest;
 	struct keys keys;
 	size_t i;
-	int opened, rc = WL_OK;
+	int opened, refused, rc = WL_OK;
 
 	*wanted = 0;
 	for (i = 0; i < k; i++)
@@ -393,10 +411,15 @@ range_sends(struct claim *c, const struct wl_rows *subs, size_t r,
 		return WL_ERR_NOMEM; /* its lease expires: taken over */
 	c->taken += *wanted;
 	opened = keys_open(c->app, subs, r, &range_cols, c->now, &keys) == 0;
+	/* Once for the range: resolving the host per event would make
+	 * every send wait for DNS. */
+	memset(&dest, 0, sizeof(dest));
+	refused = destination(c->app, subs, r, &range_cols, &dest) < 0;
 	for (i = 0; rc == WL_OK && i < k; i++)
 		if (wants(f, events, i))
 			rc = range_send(c, subs, r, opened ? &keys : NULL,
-					events, i, first);
+					refused ? NULL : &dest, events, i,
+					first);
 	keys_close(&keys);
 	return rc;
 }

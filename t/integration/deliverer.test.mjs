@@ -84,6 +84,31 @@ function verifyAll(secret, reqs, bodies) {
 
 const sorted = (it) => [...it].sort();
 
+// The stack's configuration with the given lines replaced, as a file.
+function configWith(name, lines) {
+  let text = readFileSync(join(VAR, 'waitlist.conf'), 'utf8');
+  for (const [key, value] of Object.entries(lines)) {
+    text = text.replace(new RegExp(`^${key} *=.*$`, 'm'), `${key} = ${value}`);
+  }
+  const file = join(VAR, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+// Runs a deliverer with --once on config; resolves to its exit code (or
+// signal) and the end of its stderr.  Not spawnSync: the receiver lives
+// in this process's event loop.
+async function runOnce(config) {
+  const bin = join(process.env.WL_BIN || process.env.WL_REPO, 'deliverer', 'waitlist-deliverer');
+  const child = spawn(bin, ['--config', config, '--once'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c) => { stderr += c; });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+  const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(sig || c)));
+  clearTimeout(timer);
+  return { code, stderr: stderr.slice(-2000) };
+}
+
 function progress(url, expected) {
   const reqs = rx.at(url);
   const got = new Set(reqs.map((r) => r.headers['webhook-id']));
@@ -140,18 +165,9 @@ describe('deliverer process', () => {
     stack('deliverer-stop');
     try {
       await burst(ten.k1, ten.q1, 30);
-      const conf = join(VAR, 'bounds.conf');
-      writeFileSync(conf, readFileSync(join(VAR, 'waitlist.conf'), 'utf8')
-        .replace(/^deliverer_concurrency *=.*$/m, 'deliverer_concurrency = 6')
-        .replace(/^deliverer_per_endpoint *=.*$/m, 'deliverer_per_endpoint = 4'));
-      const bin = join(process.env.WL_BIN || process.env.WL_REPO, 'deliverer', 'waitlist-deliverer');
-      const child = spawn(bin, ['--config', conf, '--once'], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (c) => { stderr += c; });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
-      const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(sig || c)));
-      clearTimeout(timer);
-      assert.equal(code, 0, `--once: ${stderr.slice(-2000)}`);
+      const { code, stderr } = await runOnce(configWith('bounds.conf',
+        { deliverer_concurrency: 6, deliverer_per_endpoint: 4 }));
+      assert.equal(code, 0, `--once: ${stderr}`);
       // The most requests open at once (an answer before a request
       // that arrives in the same millisecond).
       const peak = (reqs) => {
@@ -342,18 +358,10 @@ describe('deliverer process', () => {
       const expected = eventIdsOfTenant(ten.t1, CREATED);
       assert.equal(expected.length, 150);
       rx.plan(url, { status: 500, headers: { 'retry-after': '3600' } });
-      const bin = join(process.env.WL_BIN || process.env.WL_REPO, 'deliverer', 'waitlist-deliverer');
-      // Not spawnSync: the receiver lives in this process's event loop.
       const started = Date.now();
-      const child = spawn(bin, ['--config', join(VAR, 'waitlist.conf'), '--once'],
-        { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (c) => { stderr += c; });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
-      const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(sig || c)));
-      clearTimeout(timer);
+      const { code, stderr } = await runOnce(join(VAR, 'waitlist.conf'));
       t.diagnostic(`--once exited ${code} after ${Date.now() - started} ms`);
-      assert.equal(code, 0, `--once: ${stderr.slice(-2000)}`);
+      assert.equal(code, 0, `--once: ${stderr}`);
       const counts = verifyAll(sub.secret, rx.at(url), storedBodies(ten.t1));
       assert.deepEqual(sorted(counts.keys()), sorted(expected));
       assert.equal(rx.at(url).length, 150, 'a delivery was sent twice by one run');
@@ -366,6 +374,31 @@ describe('deliverer process', () => {
       assert.equal(leased[0][0], '0', 'leases left behind by --once');
       assert.deepEqual(sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id = '${sub.id}'`), [['0']],
         'ranges left behind by --once');
+    } finally {
+      ensureDeliverer();
+    }
+  });
+
+  test('events for a destination the policy no longer allows are recorded failed, never sent', { timeout: 120000 }, async () => {
+    // The policy is checked again before sending (DECISIONS "Webhooks":
+    // destinations): here the operator no longer lets localhost take
+    // plain HTTP.  No attempt is made, so none is recorded.
+    const ten = newTenant();
+    const url = rx.url(uniq('refused')).replace('127.0.0.1', 'localhost');
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    stack('deliverer-stop');
+    try {
+      await burst(ten.k1, ten.q1, 5);
+      const { code, stderr } = await runOnce(configWith('refuse.conf', { insecure_hosts: '127.0.0.1,::1' }));
+      assert.equal(code, 0, `--once: ${stderr}`);
+      assert.equal(rx.at(url).length, 0, 'sent to a refused destination');
+      const records = await listDeliveries(ten.k1, sub.id);
+      assert.equal(records.length, 5);
+      for (const d of records) {
+        assert.equal(d.status, 'failed', d.eventId);
+        assert.equal(d.attemptCount, 0, d.eventId);
+        assert.deepEqual(d.attempts, [], d.eventId);
+      }
     } finally {
       ensureDeliverer();
     }
