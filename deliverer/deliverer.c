@@ -4,12 +4,13 @@
  * (bounded overall and per endpoint); a claimed delivery starts as soon
  * as there is room, overall and at its endpoint.  The store's threads
  * (store.c) do all the database work: they lease new events in ranges
- * and due retries for the sender's window (four times what it sends at
- * once), and record finished attempts in batches, one transaction each,
- * through the library, which decides retries.  No transfer waits for a commit,
- * and no database lock is held while HTTP is in flight.  SIGTERM stops
- * claiming and waits for the transfers in flight (at most the attempt
- * timeout); --once runs until nothing is due.
+ * and due retries for the sender's window (more than it sends at once:
+ * see window()), and record finished attempts in batches, one
+ * transaction each, through the library, which decides retries.  No
+ * transfer waits for a commit, and no database lock is held while HTTP
+ * is in flight.  SIGTERM stops claiming and waits for the transfers in
+ * flight (at most the attempt timeout); --once runs until nothing is
+ * due.
  */
 #include "config.h"
 
@@ -61,7 +62,13 @@ struct loop {
 	size_t nwait, capwait;
 	CURL **idle;		/* handles to use again (curl_easy_reset) */
 	size_t nidle;		/* at most deliverer_concurrency */
+	int64_t pace_sec;	/* the second started_now counts in */
+	size_t started_now, started_before; /* and the one before */
 };
+
+/* The window (see window()) holds at most this many times what the
+ * sender sends at once. */
+#define WINDOW 4
 
 /* A claimed delivery may wait this long for room; then it goes back
  * (its lease lasts the attempt timeout plus 20 s). */
@@ -105,6 +112,19 @@ on_prereq(void *arg, char *ip, char *local_ip, int port, int local_port)
 		return CURL_PREREQFUNC_OK;
 	x->refused = 1;
 	return CURL_PREREQFUNC_ABORT;
+}
+
+/* Count the transfers started by the second: this one's, the last's. */
+static void
+pace_roll(struct loop *l, int64_t now)
+{
+	int64_t sec = now / 1000;
+
+	if (sec == l->pace_sec)
+		return;
+	l->started_before = sec == l->pace_sec + 1 ? l->started_now : 0;
+	l->started_now = 0;
+	l->pace_sec = sec;
 }
 
 static size_t
@@ -194,6 +214,8 @@ start(struct loop *l, struct wl_send *s)
 	if (curl_multi_add_handle(l->multi, x->easy) != CURLM_OK)
 		goto fail;
 	l->xfers[l->n++] = x;
+	pace_roll(l, x->started);
+	l->started_now++;
 	return 0;
 fail:
 	store_release(l->store, &x->send);
@@ -284,11 +306,12 @@ start_waiting(struct loop *l, int give_back_all)
 				started++;
 			continue;
 		}
-		if (j == nfull && nfull < 8 &&
-		    l->n < l->cfg->deliverer_concurrency)
-			full[nfull++] = host;
 		if (kept != i)
 			l->wait[kept] = *w;
+		/* (wait[kept] stays as it is for the rest of the pass.) */
+		if (j == nfull && nfull < 8 &&
+		    l->n < l->cfg->deliverer_concurrency)
+			full[nfull++] = l->wait[kept].send.host;
 		kept++;
 	}
 	l->nwait = kept;
@@ -322,11 +345,28 @@ take(struct loop *l)
 	free(sends);
 }
 
+/*
+ * The claims the sender may hold, in flight or waiting for room: what it
+ * sends at once and, on top, as many as it started in the last second or
+ * two, up to WINDOW times in all.  Enough for the next claims to be
+ * there while a claim commits, and no more than a slow endpoint takes
+ * before WAIT_MS runs out.
+ */
+static size_t
+window(struct loop *l)
+{
+	size_t conc = l->cfg->deliverer_concurrency, w;
+
+	pace_roll(l, wl_clock_ms());
+	w = conc + l->started_now + l->started_before;
+	return w < conc * WINDOW ? w : conc * WINDOW;
+}
+
 /* What the sender can take on: its window less what it holds. */
 static unsigned
-room(const struct loop *l)
+room(const struct loop *l, size_t window)
 {
-	size_t busy = l->n + l->nwait, window = store_window(l->cfg);
+	size_t busy = l->n + l->nwait;
 
 	return window > busy ? (unsigned)(window - busy) : 0;
 }
@@ -352,6 +392,7 @@ main(int argc, char *argv[])
 	struct loop l;
 	char owner[48], err[512];
 	int ch, once = 0, running;
+	size_t w;
 
 	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
 		if (ch == 'c')
@@ -413,7 +454,8 @@ main(int argc, char *argv[])
 		/* What finished freed room at its endpoint. */
 		if (reap(&l) > 0)
 			start_waiting(&l, 0);
-		store_room(l.store, stopping ? 0 : room(&l));
+		w = window(&l);
+		store_room(l.store, stopping ? 0 : room(&l, w), w);
 		if (l.n + l.nwait == 0 &&
 		    (stopping || (once && store_quiet(l.store))))
 			break;

@@ -54,6 +54,7 @@ struct store {
 	struct wl_send *claimed; /* claims the sender has not taken yet */
 	size_t nclaimed, capclaimed;
 	unsigned room;		/* what the sender can take, by its count */
+	size_t window;		/* what it may hold in all */
 	unsigned long pushes;	/* batches handed in so far */
 	int quit;
 	int writing;		/* the recorder is writing a batch */
@@ -107,7 +108,7 @@ next_feed(const struct store *s)
 static int
 feed_due(const struct store *s, int64_t now)
 {
-	size_t total = store_window(s->cfg);
+	size_t total = s->window;
 	size_t avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
 
 	if (avail == 0 || s->quit)
@@ -401,13 +402,14 @@ store_take(struct store *s, struct wl_send **out)
 	return n;
 }
 
-/* The sender has room for this many more deliveries. */
+/* The sender has room for this many more deliveries, of window. */
 void
-store_room(struct store *s, unsigned room)
+store_room(struct store *s, unsigned room, size_t window)
 {
 	pthread_mutex_lock(&s->mu);
-	if (room != s->room) {
+	if (room != s->room || window != s->window) {
 		s->room = room;
+		s->window = window;
 		if (feed_due(s, wl_mono_ms()))
 			pthread_cond_signal(&s->cv);
 	}

@@ -19,18 +19,13 @@ struct done {
 	struct wl_send_result res;
 };
 
-/* How many claims the sender may hold, in flight or waiting for room:
- * more than it sends at once, so that it has the next ones while a
- * claim commits. */
-#define store_window(cfg) ((size_t)(cfg)->deliverer_concurrency * 4)
-
 struct store *store_start(struct wl_app *, struct wl_app *rec_app,
 			  const struct wl_config *, const char *owner,
 			  CURLM *wake, int once);
 void store_record(struct store *, struct done *, size_t n);
 void store_release(struct store *, struct wl_send *);
 size_t store_take(struct store *, struct wl_send **out);
-void store_room(struct store *, unsigned room);
+void store_room(struct store *, unsigned room, size_t window);
 int store_quiet(struct store *);
 void store_stop(struct store *);
 
