@@ -362,13 +362,13 @@ window(struct loop *l)
 	return w < conc * WINDOW ? w : conc * WINDOW;
 }
 
-/* What the sender can take on: its window less what it holds. */
+/* What the sender can take on: its window w less what it holds. */
 static unsigned
-room(const struct loop *l, size_t window)
+room(const struct loop *l, size_t w)
 {
 	size_t busy = l->n + l->nwait;
 
-	return window > busy ? (unsigned)(window - busy) : 0;
+	return w > busy ? (unsigned)(w - busy) : 0;
 }
 
 static void

@@ -8,9 +8,8 @@
  * commit runs goes into the next one), and gives the claims back; the
  * claimer claims due deliveries for that room when a look is due (see
  * feed_due()), and wakes the sender's curl_multi_poll() after every
- * look.  Neither waits for the other's
- * commits, so the sender gets new claims while the last ones are still
- * being recorded.
+ * look.  Neither waits for the other's commits, so the sender gets new
+ * claims while the last ones are still being recorded.
  */
 #include "config.h"
 
