@@ -8,9 +8,9 @@
 
 #include <mysql.h>
 
-#define BATCH_MAX 16   /* statements sent as one compound statement */
-#define BATCH_ARGS 192 /* their parameters */
-#define COMPOUNDS 32   /* compound statements kept prepared per connection */
+#define BATCH_MAX 24    /* statements sent as one compound statement */
+#define BATCH_ARGS 2048 /* their parameters */
+#define COMPOUNDS 32    /* compound statements kept prepared per connection */
 
 /* A compound statement: the statements ids[0..n) in one BEGIN ... END. */
 struct compound {
@@ -42,6 +42,12 @@ struct wl_db {
 	struct wl_rows **at_commit; /* see wl_sql_at_commit() */
 	struct compound comp[COMPOUNDS];
 	unsigned long long uses;
+	/* Binding a batch's arguments (db_send_later(), db_execute()): too
+	 * much for a thread's stack. */
+	struct wl_sqlval all[BATCH_ARGS];
+	MYSQL_BIND bind[BATCH_ARGS];
+	unsigned long lens[BATCH_ARGS];
+	long long ints[BATCH_ARGS];
 };
 
 int db_fail(struct wl_db *, unsigned e, const char *msg);

@@ -16,6 +16,7 @@
 #include "extern.h"
 
 #define RETRY_AFTER_CAP_S 3600
+#define RECORD_COLS 13 /* the columns of a row of STMT_RECORD_NEW */
 
 /*
  * Seconds asked by a Retry-After value (delta-seconds or an HTTP date),
@@ -250,17 +251,154 @@ struct record {
 	const char *owner;
 	struct outcome *v;
 	size_t n;
-	char *retries, *firsts; /* see batch_json(); NULL: none */
+	char *retries;		/* see retries_json(); NULL: none */
 	struct wl_range *done;	/* ranges settled by this batch */
 	size_t ndone;
 	int64_t now;
 };
 
-/* Write every outcome, in one statement for the retries and one for the
- * first attempts, and let go of the ranges the batch settles; a row
- * whose lease is no longer ours is left as it is.  The 410s come last,
- * so that the pending deliveries they fail stay failed whatever else
- * the batch holds. */
+/* v, or SQL NULL when 0 (never attempted). */
+static struct wl_sqlval
+ms_or_null(int64_t v)
+{
+	return v ? SQL_INT(v) : SQL_NULL;
+}
+
+/* Whether o is a first attempt, whose record does not exist yet. */
+static int
+is_first(const struct outcome *o)
+{
+	return o->s->range_first != 0;
+}
+
+/*
+ * The ranges of the batch's first attempts, as STMT_RANGES_HELD takes
+ * them: [[subscription_id, first_seq], ...], each once.
+ */
+static char *
+ranges_json(const struct record *b)
+{
+	cJSON *all = cJSON_CreateArray(), *row;
+	const struct wl_send *s;
+	size_t i, j;
+	char *out = NULL;
+
+	for (i = 0; all && i < b->n; i++) {
+		s = b->v[i].s;
+		for (j = 0; j < i; j++)
+			if (b->v[j].s->range_first == s->range_first &&
+			    strcmp(b->v[j].s->subscription_id,
+				   s->subscription_id) == 0)
+				break;
+		if (!is_first(&b->v[i]) || j < i)
+			continue;
+		if ((row = cJSON_CreateArray()) == NULL ||
+		    !cJSON_AddItemToArray(all, row)) {
+			cJSON_Delete(row);
+			goto out;
+		}
+		cJSON_AddItemToArray(row,
+				     cJSON_CreateString(s->subscription_id));
+		cJSON_AddItemToArray(row, wl_json_int(s->range_first));
+		if (cJSON_GetArraySize(row) != 2)
+			goto out;
+	}
+	if (all)
+		out = cJSON_PrintUnformatted(all);
+out:
+	cJSON_Delete(all);
+	return out;
+}
+
+/* The tenant of o's range among the held ones, or NULL: not held. */
+static const char *
+held_tenant(const struct wl_rows *held, const struct outcome *o)
+{
+	size_t r;
+
+	for (r = 0; r < held->nrows; r++)
+		if (wl_rows_int(held, r, 1) == o->s->range_first &&
+		    strcmp(wl_rows_str(held, r, 0), o->s->subscription_id) == 0)
+			return wl_rows_str(held, r, 2);
+	return NULL;
+}
+
+/* Bind o's record, of tenant, as a row of STMT_RECORD_NEW. */
+static struct wl_sqlval *
+first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
+	  int64_t now)
+{
+	*a++ = SQL_STR(o->s->delivery_id);
+	*a++ = SQL_STR(tenant);
+	*a++ = SQL_STR(o->s->subscription_id);
+	*a++ = SQL_INT(o->s->event_seq);
+	*a++ = SQL_STR(o->s->event_id);
+	*a++ = SQL_STR(o->s->event_type);
+	*a++ = SQL_STR(o->status);
+	*a++ = SQL_INT(o->count);
+	*a++ = SQL_INT(o->next);
+	*a++ = ms_or_null(o->res ? o->res->attempted_at : 0);
+	*a++ = SQL_STR(o->text);
+	*a++ = SQL_INT(o->s->created_at);
+	*a++ = SQL_INT(now);
+	return a;
+}
+
+/*
+ * Create the records of the batch's first attempts whose ranges are
+ * still held (STMT_RANGES_HELD; its answer is the one the transaction
+ * waits for), WL_RECORD_NEW_ROWS to a STMT_RECORD_NEW.  Those of a range
+ * no longer ours, or of a subscription paused, resumed or deleted since
+ * the claim, are left out.
+ */
+static int
+record_firsts(struct wl_db *db, const struct record *b)
+{
+	struct wl_sqlval args[WL_RECORD_NEW_ROWS * RECORD_COLS], *a;
+	struct wl_rows *held = NULL;
+	const char *tenant;
+	char *ranges;
+	size_t i, k;
+	int rc;
+
+	for (i = 0; i < b->n && !is_first(&b->v[i]); i++)
+		;
+	if (i == b->n)
+		return WL_OK;
+	if ((ranges = ranges_json(b)) == NULL)
+		return WL_ERR_NOMEM;
+	rc = wl_sql_exec(db, STMT_RANGES_HELD,
+			 SQL_ARGS(SQL_STR(ranges), SQL_STR(b->owner)), &held,
+			 NULL);
+	free(ranges);
+	for (a = args, k = 0; rc == WL_OK && i <= b->n; i++) {
+		tenant = i < b->n && is_first(&b->v[i])
+			     ? held_tenant(held, &b->v[i])
+			     : NULL;
+		if (tenant) {
+			a = first_row(a, &b->v[i], tenant, b->now);
+			k++;
+		}
+		if (k == 0 || (k < WL_RECORD_NEW_ROWS && i < b->n))
+			continue;
+		/* Full, or the last: copies of its first row fill it. */
+		for (; k < WL_RECORD_NEW_ROWS; k++, a += RECORD_COLS)
+			memcpy(a, args, RECORD_COLS * sizeof(*a));
+		rc = wl_sql_later(db, STMT_RECORD_NEW, args,
+				  WL_RECORD_NEW_ROWS * RECORD_COLS);
+		a = args;
+		k = 0;
+	}
+	wl_rows_free(held);
+	return rc;
+}
+
+/* Write every outcome, in one statement for the retries and one for
+ * every WL_RECORD_NEW_ROWS first attempts, and let go of the ranges the
+ * batch settles; a record whose lease or range is no longer ours is
+ * left as it is, or not created.
+ * The 410s come last, so that the pending deliveries they fail stay
+ * failed whatever else the batch holds. */
 static int
 record_txn(struct wl_db *db, void *arg)
 {
@@ -274,11 +412,8 @@ record_txn(struct wl_db *db, void *arg)
 				  SQL_ARGS(SQL_STR(b->retries),
 					   SQL_INT(b->now),
 					   SQL_STR(b->owner)));
-	if (rc == WL_OK && b->firsts)
-		rc = wl_sql_later(db, STMT_RECORD_NEW,
-				  SQL_ARGS(SQL_INT(b->now),
-					   SQL_STR(b->firsts),
-					   SQL_STR(b->owner)));
+	if (rc == WL_OK)
+		rc = record_firsts(db, b);
 	for (i = 0; rc == WL_OK && i < b->ndone; i++) {
 		r = &b->done[i];
 		rc = wl_sql_later(db,
@@ -310,24 +445,22 @@ add_ms(cJSON *row, int64_t v)
 }
 
 /*
- * The batch of STMT_RECORD (retries: [id, status, count, next, at,
- * attempts] per outcome) or of STMT_RECORD_NEW (first attempts: [id,
- * status, count, next, at, subscription, range, event_seq, event_id,
- * event_type, created_at, attempts]).  *out stays NULL when there is
- * none; WL_ERR_NOMEM.
+ * The batch of STMT_RECORD: [id, status, count, next, at, attempts] for
+ * each retry's outcome.  *out stays NULL when there is none;
+ * WL_ERR_NOMEM.
  */
 static int
-batch_json(const struct outcome *v, size_t n, int firsts, char **out)
+retries_json(const struct outcome *v, size_t n, char **out)
 {
 	cJSON *all = cJSON_CreateArray(), *row;
 	const struct wl_send *s;
-	size_t i, want = firsts ? 12 : 6;
+	size_t i;
 	int rows = 0;
 
 	*out = NULL;
 	for (i = 0; all && i < n; i++) {
 		s = v[i].s;
-		if ((s->range_first != 0) != firsts)
+		if (is_first(&v[i]))
 			continue;
 		if ((row = cJSON_CreateArray()) == NULL ||
 		    !cJSON_AddItemToArray(all, row)) {
@@ -339,20 +472,8 @@ batch_json(const struct outcome *v, size_t n, int firsts, char **out)
 		cJSON_AddItemToArray(row, wl_json_int(v[i].count));
 		cJSON_AddItemToArray(row, wl_json_int(v[i].next));
 		add_ms(row, v[i].res ? v[i].res->attempted_at : 0);
-		if (firsts) {
-			cJSON_AddItemToArray(
-			    row, cJSON_CreateString(s->subscription_id));
-			add_ms(row, s->range_first);
-			add_ms(row, s->event_seq);
-			cJSON_AddItemToArray(row,
-					     cJSON_CreateString(s->event_id));
-			cJSON_AddItemToArray(
-			    row, cJSON_CreateString(s->event_type));
-			add_ms(row, s->created_at);
-		}
-		/* Last: what reads a row's other members need not skip it. */
 		cJSON_AddItemToArray(row, cJSON_CreateString(v[i].text));
-		if ((size_t)cJSON_GetArraySize(row) != want)
+		if (cJSON_GetArraySize(row) != 6)
 			break; /* an item was lost */
 		rows++;
 	}
@@ -387,8 +508,8 @@ record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
 	b.now = now;
 	if ((b.done = calloc(n, sizeof(*b.done))) == NULL)
 		rc = WL_ERR_NOMEM;
-	else if ((rc = batch_json(v, n, 0, &b.retries)) == WL_OK)
-		rc = batch_json(v, n, 1, &b.firsts);
+	else
+		rc = retries_json(v, n, &b.retries);
 	for (i = 0; b.done && i < n; i++)
 		if (range_settle(rs, v[i].s, 0, &b.done[b.ndone]))
 			b.ndone++;
@@ -412,7 +533,6 @@ record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
 	}
 	wl_log_flush(&lines);
 	free(b.retries);
-	free(b.firsts);
 	free(b.done);
 	return rc;
 }

@@ -214,6 +214,7 @@ enum wl_stmt {
 	STMT_CLAIM,
 	STMT_CLAIMED,
 	STMT_RECORD,
+	STMT_RANGES_HELD,
 	STMT_RECORD_NEW,
 	STMT_RELEASE,
 	STMT_DELIVERY_FAIL,
@@ -311,6 +312,8 @@ int wl_db_txn(struct wl_db *, int (*fn)(struct wl_db *, void *), void *arg);
 const char *wl_db_error(struct wl_db *);
 unsigned wl_db_errno(struct wl_db *); /* server error number of the last failure */
 extern const char *const wl_stmt_sql[STMT__MAX];
+/* The rows of one STMT_RECORD_NEW (NEW_ROWS in stmt.c). */
+#define WL_RECORD_NEW_ROWS 32
 
 /* ------------------------------------------------------------------ */
 /* Scopes, error codes, tenants, keys (auth.c, error.c). */

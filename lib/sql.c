@@ -342,9 +342,9 @@ int
 db_execute(struct wl_db *db, MYSQL_STMT *s, const struct wl_sqlval *args,
 	   size_t nargs)
 {
-	MYSQL_BIND b[BATCH_ARGS];
-	unsigned long lens[BATCH_ARGS];
-	long long ints[BATCH_ARGS];
+	MYSQL_BIND *b = db->bind;
+	unsigned long *lens = db->lens;
+	long long *ints = db->ints;
 	size_t i;
 
 	if (nargs > BATCH_ARGS || nargs != mysql_stmt_param_count(s)) {

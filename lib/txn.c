@@ -93,7 +93,7 @@ db_send_later(struct wl_db *db, enum wl_stmt id,
 	      const struct wl_sqlval *args, size_t nargs, struct wl_rows **rows)
 {
 	unsigned short ids[BATCH_MAX + 1];
-	struct wl_sqlval all[BATCH_ARGS];
+	struct wl_sqlval *all = db->all;
 	size_t n = db->nlater, na = db->nlargs, i;
 	MYSQL_STMT *s;
 	int rc;

@@ -1010,6 +1010,26 @@ describe('manual retry of a succeeded or an in-flight delivery', () => {
     assert.equal(d.eventId, eventId(e));
     assert.equal(d.attemptCount, 1);
   });
+
+  test('a first attempt in flight when its subscription is deleted creates no record; one of another subscription does', async () => {
+    const t = newTenant();
+    const gone = rx.url(uniq('flightgone'));
+    const kept = rx.url(uniq('flightkept'));
+    rx.plan(gone, { status: 200, delayMs: 2000 });
+    rx.plan(kept, { status: 200, delayMs: 2000 });
+    const a = await mustCreateSub(t.k1, { url: gone, eventTypes: [CREATED] });
+    const b = await mustCreateSub(t.k1, { url: kept, eventTypes: [CREATED] });
+    const e = await walkIn(t.k1, t.q1);
+    await rx.waitFor(gone, 1, 10000);
+    await rx.waitFor(kept, 1, 10000);
+    const del = await wh('DELETE', `/webhooks/subscriptions/${a.id}`, { key: t.k1, idempotencyKey: uniq('idem') });
+    assert.equal(del.status, 204, del.text);
+    const d = await waitDelivery(t.k1, b.id, (x) => x.status === 'succeeded', 'the kept subscription\'s attempt to be recorded');
+    assert.equal(d.eventId, eventId(e));
+    await waitUntil(async () => sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id IN ('${a.id}', '${b.id}')`)[0][0] === '0',
+      10000, 'both ranges to be let go of');
+    assert.deepEqual(sql(`SELECT COUNT(*) FROM deliveries WHERE subscription_id = '${a.id}'`), [['0']], 'a record of a deleted subscription');
+  });
 });
 
 describe('delivery records', () => {
