@@ -535,10 +535,12 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     /* Of the ranges of a batch's first attempts, a JSON array of
      * [subscription_id, first_seq], those still ours whose subscription
      * is active since before them, with its tenant: their records may
-     * be written (STMT_RECORD_NEW), and they stay so until the commit.
-     * The list first, then each one's range and subscription by key:
-     * left to itself the optimizer may start from every active
-     * subscription. */
+     * be written (STMT_RECORD_NEW).  A consistent read, as the INSERT
+     * ... SELECT that did this before read them: a share lock on the
+     * subscription until the commit would hold up its fan-out and turn
+     * a 410's disabling of it into a lock upgrade.  The list first,
+     * then each one's range and subscription by key: left to itself the
+     * optimizer may start from every active subscription. */
     [STMT_RANGES_HELD] =
 	"SELECT STRAIGHT_JOIN r.subscription_id, r.first_seq, s.tenant_id "
 	"FROM JSON_TABLE(?, '$[*]' COLUMNS (sub VARCHAR(48) CHARACTER SET "
@@ -546,7 +548,7 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"delivery_ranges r ON r.subscription_id = j.sub AND r.first_seq = "
 	"j.first AND r.lease_owner = ? JOIN webhook_subscriptions s ON s.id "
 	"= r.subscription_id AND s.status = 'active' AND s.high_water_seq < "
-	"r.first_seq LOCK IN SHARE MODE",
+	"r.first_seq",
     /* First attempts, each a new record (see NEW_ROWS); a batch's last
      * statement fills its rows past the end with copies of its first,
      * which the first's key turns away. */
