@@ -285,13 +285,15 @@ ranges_json(const struct record *b)
 
 	for (i = 0; all && i < b->n; i++) {
 		s = b->v[i].s;
+		if (!is_first(&b->v[i]))
+			continue;
 		for (j = 0; j < i; j++)
 			if (b->v[j].s->range_first == s->range_first &&
 			    strcmp(b->v[j].s->subscription_id,
 				   s->subscription_id) == 0)
 				break;
-		if (!is_first(&b->v[i]) || j < i)
-			continue;
+		if (j < i)
+			continue; /* listed already */
 		if ((row = cJSON_CreateArray()) == NULL ||
 		    !cJSON_AddItemToArray(all, row)) {
 			cJSON_Delete(row);
