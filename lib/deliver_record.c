@@ -16,7 +16,6 @@
 #include "extern.h"
 
 #define RETRY_AFTER_CAP_S 3600
-#define RECORD_COLS 13 /* the columns of a row of STMT_RECORD_NEW */
 
 /*
  * Seconds asked by a Retry-After value (delta-seconds or an HTTP date),
@@ -356,7 +355,7 @@ first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
 static int
 record_firsts(struct wl_db *db, const struct record *b)
 {
-	struct wl_sqlval args[WL_RECORD_NEW_ROWS * RECORD_COLS], *a;
+	struct wl_sqlval args[WL_RECORD_NEW_ROWS * WL_RECORD_NEW_COLS], *a;
 	struct wl_rows *held = NULL;
 	const char *tenant;
 	char *ranges;
@@ -384,10 +383,12 @@ record_firsts(struct wl_db *db, const struct record *b)
 		if (k == 0 || (k < WL_RECORD_NEW_ROWS && i < b->n))
 			continue;
 		/* Full, or the last: copies of its first row fill it. */
-		for (; k < WL_RECORD_NEW_ROWS; k++, a += RECORD_COLS)
-			memcpy(a, args, RECORD_COLS * sizeof(*a));
+		for (; k < WL_RECORD_NEW_ROWS; k++) {
+			memcpy(a, args, WL_RECORD_NEW_COLS * sizeof(*a));
+			a += WL_RECORD_NEW_COLS;
+		}
 		rc = wl_sql_later(db, STMT_RECORD_NEW, args,
-				  WL_RECORD_NEW_ROWS * RECORD_COLS);
+				  WL_RECORD_NEW_ROWS * WL_RECORD_NEW_COLS);
 		a = args;
 		k = 0;
 	}

@@ -312,8 +312,10 @@ int wl_db_txn(struct wl_db *, int (*fn)(struct wl_db *, void *), void *arg);
 const char *wl_db_error(struct wl_db *);
 unsigned wl_db_errno(struct wl_db *); /* server error number of the last failure */
 extern const char *const wl_stmt_sql[STMT__MAX];
-/* The rows of one STMT_RECORD_NEW (NEW_ROWS in stmt.c). */
+/* The rows of one STMT_RECORD_NEW, and the columns of each (NEW_ROWS and
+ * NEW_ROW in stmt.c). */
 #define WL_RECORD_NEW_ROWS 32
+#define WL_RECORD_NEW_COLS 13
 
 /* ------------------------------------------------------------------ */
 /* Scopes, error codes, tenants, keys (auth.c, error.c). */

@@ -117,11 +117,12 @@
 	"s.tenant_id"
 
 /*
- * STMT_RECORD_NEW's rows: thirty-two (WL_RECORD_NEW_ROWS) of [id,
- * tenant_id, subscription_id, event_seq, event_id, event_type, status,
- * attempt_count, next_attempt_at, last_attempt_at, attempts, created_at,
- * updated_at].  Bound parameters cost the server a fraction of what
- * reading the same values out of a JSON_TABLE does.
+ * STMT_RECORD_NEW's rows: thirty-two (WL_RECORD_NEW_ROWS) of thirteen
+ * columns (WL_RECORD_NEW_COLS): id, tenant_id, subscription_id,
+ * event_seq, event_id, event_type, status, attempt_count,
+ * next_attempt_at, last_attempt_at, attempts, created_at, updated_at.
+ * Bound parameters cost the server a fraction of what reading the same
+ * values out of a JSON_TABLE does.
  */
 #define NEW_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define NEW_ROW4 NEW_ROW ", " NEW_ROW ", " NEW_ROW ", " NEW_ROW
