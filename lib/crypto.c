@@ -120,6 +120,18 @@ wl_ct_equal(const void *a, const void *b, size_t n)
 	return CRYPTO_memcmp(a, b, n) == 0;
 }
 
+/* FNV-1a of n bytes: spreads names over a table's slots; not a digest. */
+uint32_t
+wl_fnv1a(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint32_t h = 2166136261u;
+
+	while (n-- > 0)
+		h = (h ^ *c++) * 16777619u;
+	return h;
+}
+
 static const char b64url[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 static const char b64std[] =

@@ -123,21 +123,51 @@ wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
 	return o;
 }
 
+static int
+entry_read(struct wl_ctx *ctx, enum wl_stmt stmt, const char *id,
+	   struct wl_rows **rows)
+{
+	return wl_sql_exec(ctx->app->db, stmt,
+			   SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			   rows, NULL);
+}
+
 /*
  * Read entry id of the key's tenant.  Returns 1 with *rows set (one row of
- * ENTRY_COLS), 0 when absent or outside the key's restrictions, or a
- * negated wl_err.
+ * ENTRY_COLS, then the line's departures out of turn), 0 when absent or
+ * outside the key's restrictions, or a negated wl_err.
+ *
+ * The position of a walk-in in a line that none has left out of turn
+ * needs no count (ENTRY_POSITION_PLAIN in stmt.c); in one that some have,
+ * the read counts them (STMT_ENTRY_GET_COUNTED), in the same statement so
+ * that the answer is one instant's.  The read the tenant's last walk-in
+ * needed is tried first: a plain read that finds departures is made
+ * again, counted.
  */
 int
 wl_entry_fetch(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 {
+	unsigned char *departed = &ctx->app->departed[
+	    wl_fnv1a(ctx->key.tenant.id, strlen(ctx->key.tenant.id)) %
+	    WL_DEPARTED_SLOTS];
 	int rc;
 
-	rc = wl_sql_exec(ctx->app->db, STMT_ENTRY_GET,
-			 SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
-			 rows, NULL);
+	rc = entry_read(ctx, *departed ? STMT_ENTRY_GET_COUNTED
+				       : STMT_ENTRY_GET, id, rows);
 	if (rc != WL_OK)
 		return -rc;
+	if ((*rows)->nrows == 1 && wl_rows_str(*rows, 0, 19)) {
+		int was = *departed;
+
+		*departed = wl_rows_int(*rows, 0, 22) != 0;
+		if (*departed && !was) {
+			wl_rows_free(*rows);
+			*rows = NULL;
+			rc = entry_read(ctx, STMT_ENTRY_GET_COUNTED, id, rows);
+			if (rc != WL_OK)
+				return -rc;
+		}
+	}
 	if ((*rows)->nrows == 1 &&
 	    wl_key_allows_queue(&ctx->key, wl_rows_str(*rows, 0, 6),
 				wl_rows_str(*rows, 0, 5)))

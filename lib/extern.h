@@ -54,6 +54,7 @@ void wl_sha256_hex(const void *, size_t, char out[65]);
 void wl_hmac_sha256(const void *key, size_t keylen, const void *msg,
 		    size_t msglen, unsigned char out[32]);
 int wl_ct_equal(const void *, const void *, size_t);
+uint32_t wl_fnv1a(const void *, size_t);
 /* base64url without padding; out needs 4 * ((n + 2) / 3) + 1 bytes. */
 size_t wl_b64url_encode(const unsigned char *, size_t, char *out);
 /* Returns decoded length, or -1 on bad input or when it exceeds outsz. */
@@ -164,6 +165,7 @@ enum wl_stmt {
 	STMT_USAGE_BUMP,
 	STMT_USAGE_CHECK,
 	STMT_ENTRY_GET,
+	STMT_ENTRY_GET_COUNTED,
 	STMT_ENTRY_LIST,
 	STMT_ENTRY_LIST_EXTREF,
 	STMT_ENTRY_LOCK,
@@ -458,6 +460,8 @@ int wl_strv_from_json(const char *, char ***, size_t *);
 /* ------------------------------------------------------------------ */
 /* The request pipeline (router.c, response.c). */
 
+#define WL_DEPARTED_SLOTS 64
+
 struct wl_app {
 	const struct wl_config *cfg;
 	struct wl_db *db;
@@ -466,6 +470,9 @@ struct wl_app {
 	struct wl_keycache *keys; /* this worker's lookups; may be NULL */
 	char *openapi; /* the OpenAPI document, loaded once */
 	size_t openapi_len;
+	/* Whether the last walk-in read for a tenant (by wl_fnv1a of its
+	 * id) was in a line left out of turn (entry.c). */
+	unsigned char departed[WL_DEPARTED_SLOTS];
 };
 
 enum wl_method { WL_GET, WL_POST, WL_PATCH, WL_DELETE, WL_METHOD__MAX };

@@ -157,16 +157,11 @@ lookup_name(enum wl_stmt stmt, const struct wl_sqlval *args, size_t nargs,
 	return rc;
 }
 
-/* The set of the name: FNV-1a. */
+/* The set of the name. */
 static struct kc_slot *
 set_of(struct wl_keycache *kc, const struct wl_buf *name)
 {
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < name->len; i++)
-		h = (h ^ (unsigned char)name->p[i]) * 16777619u;
-	return kc->slot[h % SETS];
+	return kc->slot[wl_fnv1a(name->p, name->len) % SETS];
 }
 
 /* The way of set that holds the lookup, or NULL. */

@@ -727,6 +727,30 @@ test('a new walk-in\'s answer gives the position its reads give, however the lin
   assert.equal((await getEntry(T.key, next.id)).position, 7);
 });
 
+test('reads that alternate between a line left out of turn and one in order give every position', async () => {
+  // A read counts the departures out of turn only in a line that has
+  // some; each worker remembers which read the tenant last needed, so
+  // reads of the two lines take turns at being the other kind.
+  const T = setup({ queues: [line('qOrder')] });
+  const left = [];
+  const kept = [];
+  for (let i = 0; i < 4; i++) left.push(await mustCreate(T.key, { queueId: T.queueId, partySize: 1, fullName: `L${i}` }));
+  for (let i = 0; i < 3; i++) kept.push(await mustCreate(T.key, { queueId: T.qOrder, partySize: 1, fullName: `K${i}` }));
+  await moveThrough(T.key, left[1], ['cancelled']);
+  const want = [[left[0], 1], [kept[0], 1], [left[2], 2], [kept[1], 2], [left[3], 3], [kept[2], 3]];
+  for (let round = 0; round < 8; round++) {
+    for (const [e, position] of want) {
+      assert.equal((await getEntry(T.key, e.id)).position, position, `round ${round}: ${e.fullName}`);
+    }
+  }
+  // The line in order loses its head: still in order, one place up.
+  await moveThrough(T.key, kept[0], ['in_service']);
+  for (let round = 0; round < 4; round++) {
+    assert.equal((await getEntry(T.key, left[3].id)).position, 3);
+    assert.equal((await getEntry(T.key, kept[2].id)).position, 2);
+  }
+});
+
 test('a line\'s count of active walk-ins gone astray is mended once the line is left empty', async () => {
   const T = setup();
   const q = T.queueId;
