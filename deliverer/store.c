@@ -65,6 +65,7 @@ struct store {
 	int failing;		/* the last look failed (logged once) */
 	int found;		/* it found some */
 	int more;		/* it filled all the room: more is due */
+	int roomless;		/* the claimer sleeps for want of room */
 };
 
 /* Make room for one more element in *v (of size sz, n used, cap). */
@@ -118,6 +119,19 @@ feed_due(const struct store *s, int64_t now)
 	    !s->looked_empty)
 		return 1;
 	return now >= next_feed(s);
+}
+
+/*
+ * Wake the claimer if a look is due, or if it sleeps for want of room and
+ * there is some now: it then sleeps until the next look is due instead.
+ * Under mu.
+ */
+static void
+wake_claimer(struct store *s)
+{
+	if (feed_due(s, wl_mono_ms()) ||
+	    (s->roomless && s->room > s->nclaimed))
+		pthread_cond_signal(&s->cv);
 }
 
 /* Claim as many deliveries as the sender has room for. */
@@ -235,11 +249,13 @@ claim_loop(void *arg)
 	pthread_mutex_lock(&s->mu);
 	while (!s->quit) {
 		if (!feed_due(s, wl_mono_ms())) {
-			/* Without room, until the sender makes some (or hands
-			 * something in): the next look is not due before. */
+			/* Without room, until the sender makes some: the next
+			 * look is not due before. */
+			s->roomless = s->room <= s->nclaimed;
 			wait_until(s, &s->cv,
-				   s->room > s->nclaimed ? next_feed(s)
-							 : wl_mono_ms() + 1000);
+				   s->roomless ? wl_mono_ms() + 1000
+					       : next_feed(s));
+			s->roomless = 0;
 			continue;
 		}
 		pushes = s->pushes;
@@ -395,8 +411,8 @@ store_take(struct store *s, struct wl_send **out)
 	n = s->nclaimed;
 	s->claimed = NULL;
 	s->nclaimed = s->capclaimed = 0;
-	if (n > 0 && feed_due(s, wl_mono_ms()))
-		pthread_cond_signal(&s->cv);
+	if (n > 0)
+		wake_claimer(s);
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }
@@ -409,8 +425,7 @@ store_room(struct store *s, unsigned room, size_t window)
 	if (room != s->room || window != s->window) {
 		s->room = room;
 		s->window = window;
-		if (feed_due(s, wl_mono_ms()))
-			pthread_cond_signal(&s->cv);
+		wake_claimer(s);
 	}
 	pthread_mutex_unlock(&s->mu);
 }
