@@ -123,51 +123,74 @@ wl_entry_json(const struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
 	return o;
 }
 
+/*
+ * Whether rows (ENTRY_COLS, then the line's departures out of turn) hold
+ * an active walk-in of a line that walk-ins have left out of turn: 1 or
+ * 0, or -1 with no active walk-in.
+ */
 static int
-entry_read(struct wl_ctx *ctx, enum wl_stmt stmt, const char *id,
-	   struct wl_rows **rows)
+rows_departed(const struct wl_rows *rows)
 {
-	return wl_sql_exec(ctx->app->db, stmt,
-			   SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
-			   rows, NULL);
+	int found = -1;
+	size_t r;
+
+	for (r = 0; r < rows->nrows; r++) {
+		if (!wl_rows_str(rows, r, 19))
+			continue;
+		if (wl_rows_int(rows, r, 22) != 0)
+			return 1;
+		found = 0;
+	}
+	return found;
+}
+
+/*
+ * Read entries with statement plain, or with counted, its twin that
+ * counts departures out of turn.  The position of a walk-in in a line
+ * that none has left out of turn needs no count (ENTRY_POSITION_PLAIN in
+ * stmt.c); in one that some have, the read counts them, in the same
+ * statement so that the answer is one instant's.  The read the tenant's
+ * last walk-ins needed is tried first: a plain read that finds departures
+ * is made again, counted.
+ */
+static int
+entry_rows(struct wl_ctx *ctx, enum wl_stmt plain, enum wl_stmt counted,
+	   const struct wl_sqlval *args, size_t nargs, struct wl_rows **rows)
+{
+	unsigned char *departed = &ctx->app->departed[
+	    wl_fnv1a(ctx->key.tenant.id, strlen(ctx->key.tenant.id)) %
+	    WL_DEPARTED_SLOTS];
+	int was = *departed, found, rc;
+
+	rc = wl_sql_exec(ctx->app->db, was ? counted : plain, args, nargs,
+			 rows, NULL);
+	if (rc != WL_OK || (found = rows_departed(*rows)) < 0)
+		return rc;
+	*departed = (unsigned char)found;
+	if (found && !was) {
+		wl_rows_free(*rows);
+		*rows = NULL;
+		rc = wl_sql_exec(ctx->app->db, counted, args, nargs, rows,
+				 NULL);
+	}
+	return rc;
 }
 
 /*
  * Read entry id of the key's tenant.  Returns 1 with *rows set (one row of
  * ENTRY_COLS, then the line's departures out of turn), 0 when absent or
  * outside the key's restrictions, or a negated wl_err.
- *
- * The position of a walk-in in a line that none has left out of turn
- * needs no count (ENTRY_POSITION_PLAIN in stmt.c); in one that some have,
- * the read counts them (STMT_ENTRY_GET_COUNTED), in the same statement so
- * that the answer is one instant's.  The read the tenant's last walk-in
- * needed is tried first: a plain read that finds departures is made
- * again, counted.
  */
 int
 wl_entry_fetch(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 {
-	unsigned char *departed = &ctx->app->departed[
-	    wl_fnv1a(ctx->key.tenant.id, strlen(ctx->key.tenant.id)) %
-	    WL_DEPARTED_SLOTS];
 	int rc;
 
-	rc = entry_read(ctx, *departed ? STMT_ENTRY_GET_COUNTED
-				       : STMT_ENTRY_GET, id, rows);
+	rc = entry_rows(ctx, STMT_ENTRY_GET, STMT_ENTRY_GET_COUNTED,
+			SQL_ARGS(SQL_STR(ctx->key.tenant.id), SQL_STR(id)),
+			rows);
 	if (rc != WL_OK)
 		return -rc;
-	if ((*rows)->nrows == 1 && wl_rows_str(*rows, 0, 19)) {
-		int was = *departed;
-
-		*departed = wl_rows_int(*rows, 0, 22) != 0;
-		if (*departed && !was) {
-			wl_rows_free(*rows);
-			*rows = NULL;
-			rc = entry_read(ctx, STMT_ENTRY_GET_COUNTED, id, rows);
-			if (rc != WL_OK)
-				return -rc;
-		}
-	}
 	if ((*rows)->nrows == 1 &&
 	    wl_key_allows_queue(&ctx->key, wl_rows_str(*rows, 0, 6),
 				wl_rows_str(*rows, 0, 5)))
@@ -242,23 +265,23 @@ wl_h_entry_list(struct wl_ctx *ctx)
 		return WL_OK;
 	wl_page_after(pos, &after_ts, &after_id);
 	if (has_ext)
-		rc = wl_sql_exec(
-		    ctx->app->db, STMT_ENTRY_LIST_EXTREF,
+		rc = entry_rows(
+		    ctx, STMT_ENTRY_LIST_EXTREF, STMT_ENTRY_LIST_EXTREF_COUNTED,
 		    SQL_ARGS(SQL_STR(k->tenant.id), SQL_STR(ext),
 			     SQL_INT(after_ts), SQL_INT(after_ts),
 			     SQL_STR(after_id), SQL_STR(k->biz_json),
 			     SQL_STR(k->biz_json), SQL_STR(k->queue_json),
 			     SQL_STR(k->queue_json), SQL_INT(limit + 1)),
-		    &rows, NULL);
+		    &rows);
 	else
-		rc = wl_sql_exec(
-		    ctx->app->db, STMT_ENTRY_LIST,
+		rc = entry_rows(
+		    ctx, STMT_ENTRY_LIST, STMT_ENTRY_LIST_COUNTED,
 		    SQL_ARGS(SQL_STR(k->tenant.id), SQL_INT(after_ts),
 			     SQL_INT(after_ts), SQL_STR(after_id),
 			     SQL_STR(k->biz_json), SQL_STR(k->biz_json),
 			     SQL_STR(k->queue_json), SQL_STR(k->queue_json),
 			     SQL_INT(limit + 1)),
-		    &rows, NULL);
+		    &rows);
 	if (rc == WL_OK)
 		rc = wl_page_reply(ctx, rows, limit, "entries", filters, 18, 0,
 				   entry_item, NULL);

@@ -73,10 +73,12 @@
  * left out of turn: the tickets head..issued are then all held by active
  * walk-ins, and ENTRY_POSITION's count is 0.  LINE_DEPARTURES is how many
  * have left since the head (issued + 1 - head - active, with the count of
- * migrations/014); entry.c reads an active walk-in with a non-zero one
- * again with ENTRY_POSITION.  The count's subquery costs MariaDB about as
- * much as the rest of the read, planned at every execution whether it
- * runs or not.  Like a new walk-in's position (STMT_ENTRY_NUMBERS), this
+ * migrations/014); entry.c reads entries among which an active walk-in
+ * has a non-zero one again, counting (ENTRY_POSITION for one entry,
+ * ENTRY_POSITION_LIST for a page).  The count's subquery costs MariaDB
+ * about as much as the rest of a read of one entry, planned at every
+ * execution whether it runs or not, and a page's counts grow with the
+ * length of the line.  Like a new walk-in's position (STMT_ENTRY_NUMBERS), this
  * trusts the line's count of active walk-ins: one gone astray (a program
  * older than migrations/014 still running after it) is mended once the
  * line is next left empty.
@@ -114,6 +116,17 @@
 #define ENTRY_VISIBLE                                                     \
 	"(? = '[]' OR JSON_CONTAINS(?, JSON_QUOTE(e.business_id))) AND "   \
 	"(? = '[]' OR JSON_CONTAINS(?, JSON_QUOTE(e.queue_id)))"
+
+/* A page of the key's entries, and of those with an external reference;
+ * FROM ENTRY_FROM. */
+#define ENTRY_LIST_WHERE                                                  \
+	ENTRY_FROM " WHERE e.tenant_id = ? AND (e.updated_at > ? OR "       \
+	"(e.updated_at = ? AND e.id > ?)) AND " ENTRY_VISIBLE               \
+	" ORDER BY e.updated_at, e.id LIMIT ?"
+#define ENTRY_EXTREF_WHERE                                                \
+	ENTRY_FROM " WHERE e.tenant_id = ? AND e.external_reference = ? "   \
+	"AND (e.updated_at > ? OR (e.updated_at = ? AND e.id > ?)) AND "     \
+	ENTRY_VISIBLE " ORDER BY e.updated_at, e.id LIMIT ?"
 
 /* Subscription columns in the order webhook.c reads them. */
 #define SUB_COLS                                                          \
@@ -311,17 +324,15 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_ENTRY_GET_COUNTED] = "SELECT " ENTRY_COLS(ENTRY_POSITION) ", "
 			       LINE_DEPARTURES ENTRY_FROM
 			       " WHERE e.tenant_id = ? AND e.id = ?",
-    [STMT_ENTRY_LIST] =
-	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) ENTRY_FROM " WHERE "
-	"e.tenant_id = ? AND "
-	"(e.updated_at > ? OR (e.updated_at = ? AND e.id > ?)) AND "
-	ENTRY_VISIBLE " ORDER BY e.updated_at, e.id LIMIT ?",
-    [STMT_ENTRY_LIST_EXTREF] =
-	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) ENTRY_FROM " WHERE "
-	"e.tenant_id = ? AND "
-	"e.external_reference = ? AND (e.updated_at > ? OR (e.updated_at = "
-	"? AND e.id > ?)) AND " ENTRY_VISIBLE " ORDER BY e.updated_at, e.id "
-	"LIMIT ?",
+    [STMT_ENTRY_LIST] = "SELECT " ENTRY_COLS(ENTRY_POSITION_PLAIN) ", "
+			LINE_DEPARTURES ENTRY_LIST_WHERE,
+    [STMT_ENTRY_LIST_COUNTED] = "SELECT " ENTRY_COLS(ENTRY_POSITION_LIST)
+				", " LINE_DEPARTURES ENTRY_LIST_WHERE,
+    [STMT_ENTRY_LIST_EXTREF] = "SELECT " ENTRY_COLS(ENTRY_POSITION_PLAIN)
+			       ", " LINE_DEPARTURES ENTRY_EXTREF_WHERE,
+    [STMT_ENTRY_LIST_EXTREF_COUNTED] =
+	"SELECT " ENTRY_COLS(ENTRY_POSITION_LIST) ", " LINE_DEPARTURES
+	ENTRY_EXTREF_WHERE,
     [STMT_ENTRY_LOCK] =
 	"SELECT id, queue_id, business_id, status, version, is_booking, "
 	"booking_id, scheduled_for, booking_end, service_type_id, "

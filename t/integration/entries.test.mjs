@@ -734,14 +734,25 @@ test('reads that alternate between a line left out of turn and one in order give
   const T = setup({ queues: [line('qOrder')] });
   const left = [];
   const kept = [];
-  for (let i = 0; i < 4; i++) left.push(await mustCreate(T.key, { queueId: T.queueId, partySize: 1, fullName: `L${i}` }));
-  for (let i = 0; i < 3; i++) kept.push(await mustCreate(T.key, { queueId: T.qOrder, partySize: 1, fullName: `K${i}` }));
+  const ref = uniq('order');
+  for (let i = 0; i < 4; i++) left.push(await mustCreate(T.key, { queueId: T.queueId, partySize: 1, fullName: `L${i}`, externalReference: `${ref}-L${i}` }));
+  for (let i = 0; i < 3; i++) kept.push(await mustCreate(T.key, { queueId: T.qOrder, partySize: 1, fullName: `K${i}`, externalReference: `${ref}-K${i}` }));
   await moveThrough(T.key, left[1], ['cancelled']);
   const want = [[left[0], 1], [kept[0], 1], [left[2], 2], [kept[1], 2], [left[3], 3], [kept[2], 3]];
+  const byRef = async (e) => {
+    const res = await api('GET', `/waitlist/entries?externalReference=${e.externalReference}`, { key: T.key });
+    assert.equal(res.status, 200, res.text);
+    return res.json.entries[0].position;
+  };
   for (let round = 0; round < 8; round++) {
     for (const [e, position] of want) {
       assert.equal((await getEntry(T.key, e.id)).position, position, `round ${round}: ${e.fullName}`);
+      assert.equal(await byRef(e), position, `round ${round}: ${e.fullName} by its reference`);
     }
+    const list = await api('GET', '/waitlist/entries?limit=100', { key: T.key });
+    assert.equal(list.status, 200, list.text);
+    const listed = new Map(list.json.entries.map((e) => [e.id, e.position]));
+    for (const [e, position] of want) assert.equal(listed.get(e.id), position, `round ${round}: ${e.fullName} in the list`);
   }
   // The line in order loses its head: still in order, one place up.
   await moveThrough(T.key, kept[0], ['in_service']);
