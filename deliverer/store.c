@@ -411,8 +411,6 @@ store_take(struct store *s, struct wl_send **out)
 	n = s->nclaimed;
 	s->claimed = NULL;
 	s->nclaimed = s->capclaimed = 0;
-	/* They take up the sender's room until it says otherwise. */
-	s->room = s->room > n ? s->room - (unsigned)n : 0;
 	if (n > 0)
 		wake_claimer(s);
 	pthread_mutex_unlock(&s->mu);
