@@ -40,6 +40,7 @@ struct wl_db {
 	size_t nlargs;
 	struct wl_buf strs;
 	struct wl_rows **at_commit; /* see wl_sql_at_commit() */
+	enum wl_stmt at_commit_id;
 	struct compound comp[COMPOUNDS];
 	unsigned long long uses;
 	/* Binding a batch's arguments (db_send_later(), db_execute()): too

@@ -159,22 +159,23 @@ wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 }
 
 /*
- * Queue read id, the transaction's last statement before the commit: the
- * commit's compound statement answers with its result set (the last one
- * of the batch), which goes to *rows.  So a transaction sent whole with
- * its commit still learns what the server worked out on the way.
+ * Name read id to run right after the commit, in the commit's compound
+ * statement, whose answer is its result set: it goes to *rows.  So a
+ * transaction sent whole with its commit still learns what the server
+ * worked out on the way (in session variables).  The read comes after
+ * the COMMIT so that the whole answer leaves the server at once, when
+ * the commit is durable, rather than in two parts with the log flush in
+ * between.
  */
 int
 wl_sql_at_commit(struct wl_db *db, enum wl_stmt id, struct wl_rows **rows)
 {
-	int rc;
-
 	*rows = NULL;
 	if (!db->in_txn)
 		return WL_ERR_INVALID;
-	if ((rc = wl_sql_later(db, id, SQL_NOARGS)) == WL_OK)
-		db->at_commit = rows;
-	return rc;
+	db->at_commit = rows;
+	db->at_commit_id = id;
+	return WL_OK;
 }
 
 /*
@@ -230,9 +231,17 @@ int
 wl_db_commit(struct wl_db *db)
 {
 	struct wl_rows **rows = db->at_commit;
+	int rc;
 
-	db->in_txn = 0;
 	db->at_commit = NULL;
+	if (rows) {
+		rc = wl_sql_later(db, STMT_TXN_COMMIT, SQL_NOARGS);
+		db->in_txn = 0;
+		return rc == WL_OK ? db_send_later(db, db->at_commit_id,
+						   SQL_NOARGS, rows)
+				   : rc;
+	}
+	db->in_txn = 0;
 	if (!db->sent && db->nlater == 1) { /* START TRANSACTION alone */
 		later_clear(db);
 		return WL_OK;
