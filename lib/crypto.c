@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -22,6 +23,46 @@ int
 wl_random_bytes(void *buf, size_t n)
 {
 	return RAND_bytes(buf, (int)n) == 1 ? WL_OK : WL_ERR_CRYPTO;
+}
+
+/*
+ * Random bytes for public ids, from a pool of this thread's that
+ * RAND_bytes() fills 4 KiB at a time: an id takes 10 bytes, and each
+ * call of RAND_bytes() costs about as much as making the rest of the id
+ * (locks, a check for a fork).  A process made by fork() starts with an
+ * empty pool (pthread_atfork), so two workers never hand out the same
+ * bytes.  Secrets and nonces take wl_random_bytes() directly.
+ */
+static __thread struct {
+	unsigned char b[4096];
+	size_t used;
+} pool = {.used = sizeof(pool.b)};
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void
+pool_forget(void)
+{
+	pool.used = sizeof(pool.b);
+}
+
+static void
+pool_register(void)
+{
+	pthread_atfork(NULL, NULL, pool_forget);
+}
+
+static int
+pool_bytes(unsigned char *buf, size_t n)
+{
+	pthread_once(&pool_once, pool_register);
+	if (pool.used + n > sizeof(pool.b)) {
+		if (wl_random_bytes(pool.b, sizeof(pool.b)) != WL_OK)
+			return WL_ERR_CRYPTO;
+		pool.used = 0;
+	}
+	memcpy(buf, pool.b + pool.used, n);
+	pool.used += n;
+	return WL_OK;
 }
 
 static const char crockford[] = "0123456789abcdefghjkmnpqrstvwxyz";
@@ -42,7 +83,7 @@ wl_id_new(const char *prefix, char *out)
 
 	for (i = 0; i < 6; i++)
 		raw[i] = (unsigned char)(ms >> (40 - 8 * i));
-	if (wl_random_bytes(raw + 6, 10) != WL_OK)
+	if (pool_bytes(raw + 6, 10) != WL_OK)
 		return WL_ERR_CRYPTO;
 	/* 128 bits -> 26 chars: the first char carries the top 3 bits. */
 	acc = raw[0] >> 5;
@@ -103,14 +144,67 @@ wl_sha256_hex(const void *data, size_t n, char out[65])
 	out[64] = '\0';
 }
 
+/*
+ * HMAC-SHA256 contexts: one per thread, made at its first MAC and keyed
+ * anew for each.  OpenSSL's one-shot HMAC() looks the algorithms up by
+ * name and makes a context at every call, which costs twice the MAC of a
+ * webhook body.
+ */
+static EVP_MAC *hmac_alg;
+static pthread_key_t hmac_key;
+static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
+
+static void
+hmac_ctx_free(void *c)
+{
+	EVP_MAC_CTX_free(c);
+}
+
+static void
+hmac_setup(void)
+{
+	if ((hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL)) != NULL &&
+	    pthread_key_create(&hmac_key, hmac_ctx_free) != 0) {
+		EVP_MAC_free(hmac_alg);
+		hmac_alg = NULL;
+	}
+}
+
+static EVP_MAC_CTX *
+hmac_ctx(void)
+{
+	OSSL_PARAM p[] = {OSSL_PARAM_construct_utf8_string(
+			      OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
+			  OSSL_PARAM_construct_end()};
+	EVP_MAC_CTX *c;
+
+	pthread_once(&hmac_once, hmac_setup);
+	if (hmac_alg == NULL)
+		return NULL;
+	if ((c = pthread_getspecific(hmac_key)) != NULL)
+		return c;
+	if ((c = EVP_MAC_CTX_new(hmac_alg)) == NULL ||
+	    !EVP_MAC_CTX_set_params(c, p) ||
+	    pthread_setspecific(hmac_key, c) != 0) {
+		EVP_MAC_CTX_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 /* HMAC-SHA256 of msg under key into out. */
 void
 wl_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
 	       unsigned char out[32])
 {
-	unsigned int len = 32;
+	EVP_MAC_CTX *c = hmac_ctx();
+	unsigned int ulen = 32;
+	size_t len;
 
-	HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &len);
+	if (c && EVP_MAC_init(c, key, keylen, NULL) &&
+	    EVP_MAC_update(c, msg, msglen) && EVP_MAC_final(c, out, &len, 32))
+		return;
+	HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &ulen);
 }
 
 /* Constant-time equality of two n-byte regions: 1 equal, 0 not. */

@@ -166,6 +166,30 @@ wl_json_fill(cJSON *to, const cJSON *from)
  * when it is merely close: 9007199254740991 would become
  * 9007199254740990).  Returns 0, or -1 when out of memory.
  */
+/* An integer below 10^15 in magnitude, as digits into buf (32 bytes):
+ * exactly what "%.15g" prints for it (and reads back), without printf. */
+static int
+exact_integer(double v, char *buf)
+{
+	char digits[24];
+	unsigned long long u;
+	size_t n = 0, i = 0;
+
+	if (!(fabs(v) < 1e15) || v != floor(v) ||
+	    (v == 0 && signbit(v)))
+		return 0;
+	u = (unsigned long long)fabs(v);
+	do
+		digits[n++] = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		buf[i++] = '-';
+	while (n > 0)
+		buf[i++] = digits[--n];
+	buf[i] = '\0';
+	return 1;
+}
+
 int
 wl_json_exact_numbers(cJSON *item)
 {
@@ -180,7 +204,8 @@ wl_json_exact_numbers(cJSON *item)
 				return -1;
 			continue;
 		}
-		for (prec = 15; prec < 17; prec++) {
+		for (prec = 15; !exact_integer(c->valuedouble, buf) && prec < 17;
+		     prec++) {
 			snprintf(buf, sizeof(buf), "%.*g", prec, c->valuedouble);
 			if (strtod(buf, NULL) == c->valuedouble)
 				break;

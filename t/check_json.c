@@ -179,6 +179,32 @@ START_TEST(add_int_writes_every_digit)
 }
 END_TEST
 
+/* Integers take a path without printf: its digits must be printf's. */
+START_TEST(exact_numbers_print_integers_as_printf_does)
+{
+	static const double v[] = {0, -0.0, 1, -1, 7, 10, 42, -100, 65535,
+				   2147483648.0, -2147483649.0, 1e14,
+				   999999999999999.0, -999999999999999.0,
+				   1e15, -1e15, 1234567890123456.0};
+	char want[40], *text;
+	cJSON *o;
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		ck_assert_ptr_nonnull(o = cJSON_CreateObject());
+		cJSON_AddNumberToObject(o, "n", v[i]);
+		ck_assert_int_eq(wl_json_exact_numbers(o), 0);
+		ck_assert_ptr_nonnull(text = cJSON_PrintUnformatted(o));
+		snprintf(want, sizeof(want), "{\"n\":%.15g}", v[i]);
+		if (v[i] == 1234567890123456.0) /* 16 digits: %.16g */
+			snprintf(want, sizeof(want), "{\"n\":%.16g}", v[i]);
+		ck_assert_str_eq(text, want);
+		free(text);
+		cJSON_Delete(o);
+	}
+}
+END_TEST
+
 START_TEST(exact_numbers_keep_every_digit_and_the_names)
 {
 	cJSON *o = cJSON_Parse("{\"a\":9007199254740991,\"b\":0.30000000000000004,"
@@ -487,6 +513,7 @@ suite_json(void)
 	tcase_add_test(tg, adders_write_nulls_and_timestamps);
 	tcase_add_test(tg, add_int_writes_every_digit);
 	tcase_add_test(tg, exact_numbers_keep_every_digit_and_the_names);
+	tcase_add_test(tg, exact_numbers_print_integers_as_printf_does);
 	tcase_add_test(tg, fill_replaces_in_place_and_descends_into_objects);
 	suite_add_tcase(s, tg);
 	tcase_add_test(tu, utf8_accepts_ascii_and_multibyte);
