@@ -5,6 +5,9 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -68,6 +71,35 @@ START_TEST(ids_differ)
 	ck_assert_int_eq(wl_id_new("x_", a), WL_OK);
 	ck_assert_int_eq(wl_id_new("x_", b), WL_OK);
 	ck_assert_str_ne(a, b);
+}
+END_TEST
+
+/* Ids take their random part from a pool of the process's: a forked
+ * child must not hand out what its parent will. */
+START_TEST(ids_after_a_fork_differ_from_the_parents)
+{
+	char a[WL_ID_MAX], child[WL_ID_MAX] = "", parent[WL_ID_MAX];
+	int fd[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(wl_id_new("x_", a), WL_OK); /* the pool is full */
+	ck_assert_int_eq(pipe(fd), 0);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		if (wl_id_new("x_", child) != WL_OK ||
+		    write(fd[1], child, strlen(child) + 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fd[1]);
+	ck_assert_int_gt(read(fd[0], child, sizeof(child) - 1), 0);
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(wl_id_new("x_", parent), WL_OK);
+	/* The last 16 characters are 80 random bits. */
+	ck_assert_uint_eq(strlen(child), strlen(parent));
+	ck_assert_str_ne(child + strlen(child) - 16,
+			 parent + strlen(parent) - 16);
 }
 END_TEST
 
@@ -259,6 +291,43 @@ START_TEST(hmac_sha256_matches_rfc4231_case_1)
 }
 END_TEST
 
+/* RFC 4231 case 6: a key longer than the block is hashed first. */
+static const char case6[] = "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5"
+			    "140546040f0ee37f54";
+
+static void *
+hmac_case6(void *out)
+{
+	const char *msg = "Test Using Larger Than Block-Size Key - Hash Key "
+			  "First";
+	unsigned char key[131], mac[32];
+
+	memset(key, 0xaa, sizeof(key));
+	wl_hmac_sha256(key, sizeof(key), msg, strlen(msg), mac);
+	to_hex(mac, sizeof(mac), out);
+	return out;
+}
+
+/* Each thread keeps one HMAC context and keys it anew for every MAC. */
+START_TEST(hmac_sha256_takes_each_key_anew_in_every_thread)
+{
+	unsigned char key[20], mac[32];
+	char hex[65], other[65] = "";
+	pthread_t t;
+
+	ck_assert_str_eq(hmac_case6(hex), case6);
+	memset(key, 0x0b, sizeof(key));
+	wl_hmac_sha256(key, sizeof(key), "Hi There", 8, mac);
+	to_hex(mac, sizeof(mac), hex);
+	ck_assert_str_eq(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9"
+			      "833da726e9376c2e32cff7");
+	ck_assert_int_eq(pthread_create(&t, NULL, hmac_case6, other), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_str_eq(other, case6);
+	ck_assert_str_eq(hmac_case6(hex), case6);
+}
+END_TEST
+
 START_TEST(ct_equal_compares_bytes)
 {
 	ck_assert_int_eq(wl_ct_equal("abcdef", "abcdef", 6), 1);
@@ -358,6 +427,7 @@ suite_crypto(void)
 	tcase_add_test(ti, id_keeps_prefix_and_has_26_crockford_chars);
 	tcase_add_test(ti, id_with_oversized_prefix_is_refused);
 	tcase_add_test(ti, ids_differ);
+	tcase_add_test(ti, ids_after_a_fork_differ_from_the_parents);
 	tcase_add_test(ti, ids_sort_in_time_order);
 	tcase_add_test(ti, id_time_part_encodes_the_clock);
 	suite_add_tcase(s, ti);
@@ -371,6 +441,7 @@ suite_crypto(void)
 	tcase_add_test(td, sha256_matches_fips_vectors);
 	tcase_add_test(td, hmac_sha256_matches_rfc4231_case_2);
 	tcase_add_test(td, hmac_sha256_matches_rfc4231_case_1);
+	tcase_add_test(td, hmac_sha256_takes_each_key_anew_in_every_thread);
 	tcase_add_test(td, ct_equal_compares_bytes);
 	suite_add_tcase(s, td);
 	tcase_add_test(tk, key_generate_gives_prefix_length_and_digest);
