@@ -26,12 +26,13 @@ wl_random_bytes(void *buf, size_t n)
 }
 
 /*
- * Random bytes for public ids, from a pool of this thread's that
- * RAND_bytes() fills 4 KiB at a time: an id takes 10 bytes, and each
- * call of RAND_bytes() costs about as much as making the rest of the id
- * (locks, a check for a fork).  A process made by fork() starts with an
- * empty pool (pthread_atfork), so two workers never hand out the same
- * bytes.  Secrets and nonces take wl_random_bytes() directly.
+ * Random bytes that are made public (ids, nonces), from a pool of this
+ * thread's that RAND_bytes() fills 4 KiB at a time: an id takes 10
+ * bytes, and each call of RAND_bytes() costs about as much as making the
+ * rest of the id (locks, a check for a fork).  A process made by fork()
+ * starts with an empty pool (pthread_atfork), so two workers never hand
+ * out the same bytes.  Secrets take wl_random_bytes() directly, so that
+ * none of theirs wait in memory beforehand.
  */
 static __thread struct {
 	unsigned char b[4096];
@@ -51,10 +52,12 @@ pool_register(void)
 	pthread_atfork(NULL, NULL, pool_forget);
 }
 
-static int
-pool_bytes(unsigned char *buf, size_t n)
+int
+wl_random_public(void *buf, size_t n)
 {
 	pthread_once(&pool_once, pool_register);
+	if (n > sizeof(pool.b))
+		return wl_random_bytes(buf, n);
 	if (pool.used + n > sizeof(pool.b)) {
 		if (wl_random_bytes(pool.b, sizeof(pool.b)) != WL_OK)
 			return WL_ERR_CRYPTO;
@@ -83,7 +86,7 @@ wl_id_new(const char *prefix, char *out)
 
 	for (i = 0; i < 6; i++)
 		raw[i] = (unsigned char)(ms >> (40 - 8 * i));
-	if (pool_bytes(raw + 6, 10) != WL_OK)
+	if (wl_random_public(raw + 6, 10) != WL_OK)
 		return WL_ERR_CRYPTO;
 	/* 128 bits -> 26 chars: the first char carries the top 3 bits. */
 	acc = raw[0] >> 5;

@@ -46,6 +46,7 @@ void wl_log_flush(struct wl_loglines *);
 /* Crypto, identifiers and encodings (crypto.c). */
 
 int wl_random_bytes(void *, size_t);
+int wl_random_public(void *, size_t);
 /* Public id: prefix + 26 Crockford base32 chars (48-bit ms time, 80 random
  * bits).  out must hold WL_ID_MAX bytes. */
 int wl_id_new(const char *prefix, char *out);

@@ -60,7 +60,7 @@ wl_seal(const unsigned char *server, const void *plain, size_t n)
 	int len, ok;
 
 	if (n > 16 << 20 || (buf = malloc(NONCE + n + TAG)) == NULL ||
-	    wl_random_bytes(buf, NONCE) != WL_OK ||
+	    wl_random_public(buf, NONCE) != WL_OK ||
 	    (c = EVP_CIPHER_CTX_new()) == NULL)
 		goto out;
 	seal_key(server, key);
