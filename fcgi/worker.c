@@ -120,44 +120,61 @@ write_response(FCGX_Request *r, const struct wl_http_response *resp)
 		FCGX_PutStr(resp->body, (int)resp->body_len, r->out);
 }
 
-static void
+/*
+ * Serve one request.  Returns 1 when its body was read whole (all of
+ * CONTENT_LENGTH, none of it chunked): the web server then sends the end
+ * of the input with it, whether it buffers bodies (nginx) or streams
+ * them (Apache).
+ */
+static int
 serve_one(struct wl_app *app, FCGX_Request *r)
 {
 	struct wl_http_request req;
 	struct wl_http_response resp;
 	size_t want;
 	char *body;
+	int whole;
 
 	want = wl_fcgi_request(r->envp, &req);
 	body = read_body(r, want, &req.body_len);
 	if (body)
 		req.body = body;
+	whole = !req.body_too_large && req.body_len == want &&
+		FCGX_GetParam("HTTP_TRANSFER_ENCODING", r->envp) == NULL;
 	wl_handle(app, &req, &resp);
 	write_response(r, &resp);
 	wl_http_response_clear(&resp);
 	free(body);
+	return whole;
 }
 
 /*
- * End the request and close its connection.  libfcgi's own close shuts
- * down the sending side and then waits for the web server to hang up
- * first (up to 2 s), so that the server never finds input of its own
- * discarded; the worker idles through that wait instead of taking the
- * next request.  Here the rest of the input (what the handler left of
- * the body, and the end-of-input record) is read first: the web server
- * has sent all of it before it reads the answer, so nothing is pending
- * once it is read, and the connection is closed at once (FCGX_Detach
- * tells FCGX_Finish_r to skip the wait).
+ * End the request: its answer leaves at once, then its connection is
+ * closed.  libfcgi's own close shuts down the sending side and then waits
+ * for the web server to hang up first (up to 2 s), so that the server
+ * never finds input of its own discarded; the worker idles through that
+ * wait instead of taking the next request.  When the body was read whole
+ * (serve_one()), only the end-of-input record can follow, and it comes
+ * with the body: it is read, nothing is left unread, and the connection
+ * is closed at once (FCGX_Detach() tells FCGX_Free() to).  Otherwise
+ * (a body too large or chunked, which may still be arriving) libfcgi's
+ * close waits as before.  This is FCGX_Finish_r() with that read in the
+ * middle.
  */
 static void
-finish(FCGX_Request *r)
+finish(FCGX_Request *r, int whole)
 {
-	char rest[4096];
+	int failed;
 
-	while (FCGX_GetStr(rest, sizeof(rest), r->in) > 0)
-		;
-	FCGX_Detach(r);
-	FCGX_Finish_r(r);
+	failed = FCGX_FClose(r->err) != 0;
+	failed |= FCGX_FClose(r->out) != 0;
+	if (whole)
+		while (FCGX_GetChar(r->in) != EOF)
+			;
+	failed |= FCGX_GetError(r->in) != 0;
+	if (FCGX_HasSeenEOF(r->in))
+		FCGX_Detach(r);
+	FCGX_Free(r, failed || !r->keepConnection);
 }
 
 /*
@@ -201,8 +218,7 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 				continue;
 			break;
 		}
-		serve_one(app, &r);
-		finish(&r);
+		finish(&r, serve_one(app, &r));
 		served++;
 	}
 	FCGX_Free(&r, 0);

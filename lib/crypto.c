@@ -195,8 +195,9 @@ hmac_ctx(void)
 	return c;
 }
 
-/* HMAC-SHA256 of msg under key into out. */
-void
+/* HMAC-SHA256 of msg under key into out.  Returns WL_OK or
+ * WL_ERR_CRYPTO (out of memory inside OpenSSL). */
+int
 wl_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
 	       unsigned char out[32])
 {
@@ -206,8 +207,10 @@ wl_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
 
 	if (c && EVP_MAC_init(c, key, keylen, NULL) &&
 	    EVP_MAC_update(c, msg, msglen) && EVP_MAC_final(c, out, &len, 32))
-		return;
-	HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &ulen);
+		return WL_OK;
+	return HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &ulen)
+		   ? WL_OK
+		   : WL_ERR_CRYPTO;
 }
 
 /* Constant-time equality of two n-byte regions: 1 equal, 0 not. */

@@ -52,7 +52,7 @@ int wl_random_public(void *, size_t);
 int wl_id_new(const char *prefix, char *out);
 void wl_sha256(const void *, size_t, unsigned char out[32]);
 void wl_sha256_hex(const void *, size_t, char out[65]);
-void wl_hmac_sha256(const void *key, size_t keylen, const void *msg,
+int wl_hmac_sha256(const void *key, size_t keylen, const void *msg,
 		    size_t msglen, unsigned char out[32]);
 int wl_ct_equal(const void *, const void *, size_t);
 uint32_t wl_fnv1a(const void *, size_t);

@@ -160,12 +160,6 @@ wl_json_fill(cJSON *to, const cJSON *from)
 	return 0;
 }
 
-/*
- * Replace every number below item with its shortest decimal form that
- * reads back as the same double (cJSON prints "%1.15g" and accepts it
- * when it is merely close: 9007199254740991 would become
- * 9007199254740990).  Returns 0, or -1 when out of memory.
- */
 /* An integer below 10^15 in magnitude, as digits into buf (32 bytes):
  * exactly what "%.15g" prints for it (and reads back), without printf. */
 static int
@@ -190,6 +184,12 @@ exact_integer(double v, char *buf)
 	return 1;
 }
 
+/*
+ * Replace every number below item with its shortest decimal form that
+ * reads back as the same double (cJSON prints "%1.15g" and accepts it
+ * when it is merely close: 9007199254740991 would become
+ * 9007199254740990).  Returns 0, or -1 when out of memory.
+ */
 int
 wl_json_exact_numbers(cJSON *item)
 {

@@ -29,8 +29,8 @@ wl_whsec_new(char *out)
 }
 
 /* The sealing key, derived from the server secret; the last derivation
- * of each thread is kept. */
-static void
+ * of each thread is kept.  Returns WL_OK or WL_ERR_CRYPTO. */
+static int
 seal_key(const unsigned char *server, unsigned char key[32])
 {
 	static const char label[] = "waitlist webhook secret v1";
@@ -38,12 +38,15 @@ seal_key(const unsigned char *server, unsigned char key[32])
 	static __thread int have;
 
 	if (!have || !wl_ct_equal(from, server, WL_SECRET_LEN)) {
-		wl_hmac_sha256(server, WL_SECRET_LEN, label, sizeof(label) - 1,
-			       derived);
+		have = 0;
+		if (wl_hmac_sha256(server, WL_SECRET_LEN, label,
+				   sizeof(label) - 1, derived) != WL_OK)
+			return WL_ERR_CRYPTO;
 		memcpy(from, server, WL_SECRET_LEN);
 		have = 1;
 	}
 	memcpy(key, derived, sizeof(derived));
+	return WL_OK;
 }
 
 /*
@@ -61,9 +64,9 @@ wl_seal(const unsigned char *server, const void *plain, size_t n)
 
 	if (n > 16 << 20 || (buf = malloc(NONCE + n + TAG)) == NULL ||
 	    wl_random_public(buf, NONCE) != WL_OK ||
-	    (c = EVP_CIPHER_CTX_new()) == NULL)
+	    (c = EVP_CIPHER_CTX_new()) == NULL ||
+	    seal_key(server, key) != WL_OK)
 		goto out;
-	seal_key(server, key);
 	ok = EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
 	     EVP_EncryptUpdate(c, buf + NONCE, &len, plain, (int)n) == 1 &&
 	     EVP_EncryptFinal_ex(c, buf + NONCE + len, &len) == 1 &&
@@ -95,10 +98,10 @@ wl_unseal(const unsigned char *server, const char *sealed, size_t *n)
 	if ((buf = malloc(cap)) == NULL ||
 	    (bl = wl_b64_decode(sealed, sl, buf, cap)) < NONCE + TAG ||
 	    (plain = malloc((size_t)bl - NONCE - TAG + 1)) == NULL ||
-	    (c = EVP_CIPHER_CTX_new()) == NULL)
+	    (c = EVP_CIPHER_CTX_new()) == NULL ||
+	    seal_key(server, key) != WL_OK)
 		goto out;
 	*n = (size_t)bl - NONCE - TAG;
-	seal_key(server, key);
 	ok = EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, buf) == 1 &&
 	     EVP_DecryptUpdate(c, (unsigned char *)plain, &len, buf + NONCE,
 			       (int)*n) == 1 &&

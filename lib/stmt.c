@@ -304,11 +304,15 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"UPDATE idempotency_keys SET status = ?, body = ? WHERE key_id = ? "
 	"AND idem_key = ?",
     /* The answer with the patch the transaction has left in @wl_patch;
-     * then the patch, with the commit. */
+     * then the patch, read right after the commit (wl_sql_at_commit()).
+     * Outside a transaction a Galera node with wsrep_sync_wait would first
+     * wait for the cluster, which a session variable does not need (every
+     * MariaDB built with Galera support has the variable). */
     [STMT_IDEM_ANSWER_PATCHED] =
 	"UPDATE idempotency_keys SET status = ?, body = ?, patch = @wl_patch "
 	"WHERE key_id = ? AND idem_key = ?",
-    [STMT_IDEM_PATCH_GET] = "SELECT @wl_patch",
+    [STMT_IDEM_PATCH_GET] =
+	"SET STATEMENT wsrep_sync_wait = 0 FOR SELECT @wl_patch",
     [STMT_USAGE_BUMP] =
 	"INSERT INTO tenant_usage (tenant_id, month, guests) VALUES (?, ?, "
 	"LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE guests = "

@@ -165,7 +165,9 @@ wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
  * worked out on the way (in session variables).  The read comes after
  * the COMMIT so that the whole answer leaves the server at once, when
  * the commit is durable, rather than in two parts with the log flush in
- * between.
+ * between.  It should be a read that cannot fail but with the connection
+ * (which the caller's idempotency record covers): an error of its own
+ * would report a transaction that did commit as failed.
  */
 int
 wl_sql_at_commit(struct wl_db *db, enum wl_stmt id, struct wl_rows **rows)
