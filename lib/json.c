@@ -184,6 +184,23 @@ exact_integer(double v, char *buf)
 	return 1;
 }
 
+/* The shortest of "%.15g", "%.16g" and "%.17g" of v that reads back as v,
+ * into buf (32 bytes). */
+static void
+shortest(double v, char *buf)
+{
+	int prec;
+
+	if (exact_integer(v, buf))
+		return;
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, 32, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, 32, "%.17g", v);
+}
+
 /*
  * Replace every number below item with its shortest decimal form that
  * reads back as the same double (cJSON prints "%1.15g" and accepts it
@@ -195,7 +212,6 @@ wl_json_exact_numbers(cJSON *item)
 {
 	cJSON *c, *next, *raw;
 	char buf[32];
-	int prec;
 
 	for (c = item ? item->child : NULL; c; c = next) {
 		next = c->next;
@@ -204,14 +220,7 @@ wl_json_exact_numbers(cJSON *item)
 				return -1;
 			continue;
 		}
-		for (prec = 15; !exact_integer(c->valuedouble, buf) && prec < 17;
-		     prec++) {
-			snprintf(buf, sizeof(buf), "%.*g", prec, c->valuedouble);
-			if (strtod(buf, NULL) == c->valuedouble)
-				break;
-		}
-		if (prec == 17)
-			snprintf(buf, sizeof(buf), "%.17g", c->valuedouble);
+		shortest(c->valuedouble, buf);
 		if ((raw = cJSON_CreateRaw(buf)) == NULL)
 			return -1;
 		/* The member's name moves over (the call below frees c). */
