@@ -21,6 +21,28 @@ wl_die() {
 	exit 1
 }
 
+# wl_free_port FROM TO [TAKEN]: a TCP port in [FROM, TO) that nothing
+# listens on at 127.0.0.1 and that the space-separated list TAKEN does not
+# hold.  TO comes down to the start of the ephemeral range: a port there
+# may be the local end of an outgoing connection, which the probe cannot
+# see and which makes the listener's bind() fail.
+wl_free_port() {
+	local from=$1 to=$2 taken=" ${3:-} " low port
+	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) || low=32768
+	if [ "$low" -gt "$from" ] 2>/dev/null && [ "$low" -lt "$to" ]; then
+		to=$low
+	fi
+	for _ in $(seq 200); do
+		port=$((from + RANDOM % (to - from)))
+		[[ $taken == *" $port "* ]] && continue
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	wl_die "no free port found in $from-$to"
+}
+
 # wl_wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s until it
 # succeeds; fails once SECONDS have passed.
 wl_wait_until() {

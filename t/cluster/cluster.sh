@@ -25,24 +25,11 @@ cl_die() {
 	exit 1
 }
 
-# A free TCP port on 127.0.0.1 that no earlier call returned, below the
-# ephemeral range: an outgoing connection (Galera dials the nodes that are
-# not up yet) could otherwise take a port before its node listens on it.
-CL_TAKEN=" "
+# A free port below the ephemeral range (Galera dials the nodes that are
+# not up yet: an outgoing connection could otherwise take a port before
+# its node listens on it), none picked twice.
 cl_free_port() {
-	local port low
-	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-	[ "$low" -gt 12000 ] 2>/dev/null || low=32768
-	for _ in $(seq 200); do
-		port=$((10000 + RANDOM % (low - 10000)))
-		[[ $CL_TAKEN == *" $port "* ]] && continue
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			CL_TAKEN+="$port "
-			echo "$port"
-			return 0
-		fi
-	done
-	cl_die "no free port found"
+	wl_free_port 10000 65536 "$(cut -d= -f2 "$CL/ports" | tr '\n' ' ')"
 }
 
 # Picks every port once and records them in $CL/ports: Galera group
