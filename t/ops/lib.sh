@@ -5,21 +5,9 @@
 OPS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # nginx and apache2 live in /usr/sbin, not on a normal user's PATH.
 PATH=$PATH:/usr/sbin:/sbin
-
-# ops_free_port: a TCP port nothing listens on, from a range apart from
-# script/test's.
-ops_free_port() {
-	local port
-	for _ in $(seq 50); do
-		port=$((19100 + RANDOM % 800))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	echo "no free port found" >&2
-	return 1
-}
+# wl_free_port, among others.
+# shellcheck source=script/lib.sh
+. "$OPS_REPO/script/lib.sh"
 
 # ops_cert DIR: a throw-away self-signed certificate for 127.0.0.1 and
 # localhost, as DIR/cert.pem and DIR/key.pem.

@@ -30,9 +30,9 @@ sock=/run/waitlist/fcgi.sock
 if [ -n "${WL_VAR:-}" ]; then
 	sock=$(sed -n 's/^fcgi_socket *= *//p' "$WL_VAR/waitlist.conf")
 fi
-https_port=$(ops_free_port)
-http_port=$(ops_free_port)
-[ "$https_port" != "$http_port" ] || http_port=$((https_port + 1))
+# From a range apart from script/test's.
+https_port=$(wl_free_port 19100 19900)
+http_port=$(wl_free_port 19100 19900 "$https_port")
 
 # Only what a test machine must differ in: addresses, files, the socket.
 sed -e "s|listen 443 ssl http2;|listen 127.0.0.1:$https_port ssl http2;|" \
