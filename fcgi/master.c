@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <getopt.h>
 #include <signal.h>
@@ -204,7 +205,7 @@ open_socket(const char *path)
 {
 	struct stat st;
 	mode_t mask;
-	int fd;
+	int fd, fl;
 
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(path);
@@ -214,8 +215,11 @@ open_socket(const char *path)
 	umask(mask);
 	if (fd < 0)
 		return -1;
-	/* The web server's group may connect; nobody else. */
-	if (chmod(path, 0660) != 0) {
+	/* The web server's group may connect; nobody else.  Non-blocking:
+	 * a worker woken for a connection that another worker took must not
+	 * block in accept() (see wait_setup() in worker.c). */
+	if (chmod(path, 0660) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
 		close(fd);
 		return -1;
 	}

@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sys/epoll.h>
 
 #include <fcgiapp.h>
 
@@ -178,6 +181,42 @@ finish(FCGX_Request *r, int whole)
 }
 
 /*
+ * A stop (SIGTERM, SIGINT) is held back except while the worker waits for
+ * a connection: libfcgi drops a connection when a signal interrupts its
+ * wait for the request after accept() or one of its reads, and the web
+ * server answers that request 502.  Held back, a stop ends the worker
+ * once the request in hand has been answered.  The wait is epoll_pwait()
+ * on the listening socket with EPOLLEXCLUSIVE, so that a connection wakes
+ * one idle worker, as a blocking accept() did; the socket is non-blocking
+ * (master.c), so that a worker woken for a connection that another worker
+ * took goes back to waiting instead of blocking in accept() with the stop
+ * held back.  Returns the epoll descriptor and sets *open to the signal
+ * mask of the wait, or -1.
+ */
+static int
+wait_setup(int listen_fd, sigset_t *open)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
+	sigset_t stop;
+	int ep;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	if ((ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return -1;
+	ev.data.fd = listen_fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, listen_fd, &ev) != 0 ||
+	    sigprocmask(SIG_BLOCK, &stop, open) != 0) {
+		close(ep);
+		return -1;
+	}
+	sigdelset(open, SIGTERM);
+	sigdelset(open, SIGINT);
+	return ep;
+}
+
+/*
  * Serve requests on listen_fd until SIGTERM (finishing the request in
  * hand) or until max_requests have been served (0: no limit), counting
  * them against the node's shared rate limit table rl.  Returns the
@@ -188,33 +227,51 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 	      struct wl_ratelimit *rl)
 {
 	struct sigaction sa;
+	struct epoll_event ev;
 	struct wl_app *app;
 	FCGX_Request r;
 	unsigned long served = 0;
+	sigset_t open;
 	char err[512];
+	int ep;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term; /* no SA_RESTART: accept() must return */
+	sa.sa_handler = on_term; /* no SA_RESTART: epoll_pwait() must return */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	if ((ep = wait_setup(listen_fd, &open)) < 0) {
+		wl_log(WL_LOG_ERROR, "\"msg\":\"worker cannot wait for "
+				     "connections\",\"errno\":%d",
+		       errno);
+		return 1;
+	}
 	if ((app = wl_app_new(cfg, WL_APP_SERVE | WL_APP_KEYCACHE, err,
 			      sizeof(err))) == NULL) {
 		wl_log(WL_LOG_ERROR, "\"msg\":\"worker cannot start\"");
 		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		close(ep);
 		return 1;
 	}
 	wl_app_set_ratelimit(app, rl);
 	if (FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&r, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
 		wl_app_free(app);
+		close(ep);
 		return 1;
 	}
 	while (!stopping &&
 	       (cfg->max_requests == 0 || served < cfg->max_requests)) {
+		if (epoll_pwait(ep, &ev, 1, -1, &open) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
 		if (FCGX_Accept_r(&r) < 0) {
-			if (errno == EINTR || stopping)
+			/* (Taken by another worker.) */
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == EINTR)
 				continue;
 			break;
 		}
@@ -223,5 +280,6 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 	}
 	FCGX_Free(&r, 0);
 	wl_app_free(app);
+	close(ep);
 	return 0;
 }

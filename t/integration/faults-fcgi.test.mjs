@@ -10,7 +10,9 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { alive, api, sleep } from './lib.mjs';
-import { fullPool, masterPid, workers } from './util-faults.mjs';
+import {
+  configuredWorkers, fullPool, masterPid, waitFor, workers,
+} from './util-faults.mjs';
 
 const SOCKET = join(process.env.WL_VAR, 'run', 'fcgi.sock');
 
@@ -102,6 +104,41 @@ test('a well-formed request straight on the socket is answered', async () => {
   const text = reply.toString('latin1');
   assert.match(text, /Status: 200 OK\r\n/);
   assert.match(text, /\{"status":"ok"\}/);
+});
+
+test('a reload does not drop connections the workers have taken before their requests arrive', async () => {
+  // Each worker takes a connection and waits for its request; then SIGHUP
+  // stops them all.  A stop must let the request in hand be answered,
+  // even one not yet arrived (libfcgi waits up to 2 s for it).
+  const master = masterPid();
+  const before = await fullPool(master);
+  const n = configuredWorkers();
+  const p = (k, v) => Buffer.concat([len(Buffer.byteLength(k)), len(Buffer.byteLength(v)), Buffer.from(k), Buffer.from(v)]);
+  const params = Buffer.concat([p('REQUEST_METHOD', 'GET'), p('DOCUMENT_URI', '/v1/external/health'), p('QUERY_STRING', '')]);
+  const request = Buffer.concat([begin, record(PARAMS, params), record(PARAMS), record(STDIN)]);
+  const conns = [];
+  for (let i = 0; i < n; i++) {
+    conns.push(await new Promise((resolve) => {
+      const s = connect(SOCKET);
+      const c = { s, chunks: [], closed: new Promise((done) => s.on('close', done)) };
+      s.on('data', (d) => c.chunks.push(d));
+      s.on('error', () => {});
+      s.on('connect', () => resolve(c));
+    }));
+  }
+  await sleep(300); // every worker has taken one and waits for its request
+  process.kill(master, 'SIGHUP');
+  await sleep(300); // the stop has reached them
+  for (const c of conns) c.s.write(request);
+  await Promise.all(conns.map((c) => Promise.race([c.closed, sleep(5000)])));
+  for (const [i, c] of conns.entries()) {
+    assert.match(Buffer.concat(c.chunks).toString('latin1'), /Status: 200 OK\r\n/, `connection ${i} got no answer`);
+  }
+  await waitFor('every worker replaced after SIGHUP', 10000, () => {
+    const w = workers(master);
+    return w.length === n && w.every((q) => !before.includes(q));
+  });
+  assert.equal(masterPid(), master);
 });
 
 test('the FastCGI socket is not world-writable (0660)', () => {

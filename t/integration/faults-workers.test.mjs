@@ -16,7 +16,7 @@ const REQUESTS = 300;
 const CLIENTS = 16;
 // The load goes on until this many workers died with a request in hand
 // (on a slow machine every worker may stay busy for a while, and only one
-// seen waiting in accept(2) counts as past its start).
+// seen waiting for a connection counts as past its start).
 const KILLS = 3;
 
 test('SIGKILLed workers under load lose no acknowledged create and duplicate none', async (t) => {

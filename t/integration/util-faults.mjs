@@ -66,7 +66,8 @@ function syscallOf(pid) {
   }
 }
 
-const ACCEPT = { x64: '43', arm64: '202' }[process.arch];
+// A worker waits for a connection in epoll_pwait(2) (fcgi/worker.c).
+const WAIT = { x64: '281', arm64: '22' }[process.arch];
 
 export async function waitFor(what, ms, fn) {
   const deadline = Date.now() + ms;
@@ -89,9 +90,9 @@ export function fullPool(master = masterPid()) {
 
 // SIGKILLs a worker with a request in hand about every `every` ms until
 // stop() is true; resolves to the pids killed.  A worker has a request in
-// hand when it has been seen waiting in accept(2) (it is past its start)
+// hand when it has been seen waiting for a connection (it is past its start)
 // and is no longer there; they are polled often, since a request takes a
-// few ms.  Without /proc or a known accept(2) number any worker will do.
+// few ms.  Without /proc or a known epoll_pwait(2) number any worker will do.
 // `killed`, if given, is the array the pids go into as they are killed.
 export async function killBusyWorkers(master, stop, { every = 100, killed = [] } = {}) {
   const ready = new Set();
@@ -101,8 +102,8 @@ export async function killBusyWorkers(master, stop, { every = 100, killed = [] }
     const busy = [];
     for (const pid of workers(master)) {
       const call = syscallOf(pid);
-      if (call === ACCEPT) ready.add(pid);
-      else if (call !== null && (ready.has(pid) || ACCEPT === undefined) && !killed.includes(pid)) busy.push(pid);
+      if (call === WAIT) ready.add(pid);
+      else if (call !== null && (ready.has(pid) || WAIT === undefined) && !killed.includes(pid)) busy.push(pid);
     }
     if (busy.length === 0 || Date.now() - last < every) continue;
     const victim = busy[Math.floor(Math.random() * busy.length)];
