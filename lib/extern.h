@@ -36,7 +36,6 @@ void wl_buf_free(struct wl_buf *);
 /* Log lines written together (log.c); start zeroed. */
 struct wl_loglines {
 	struct wl_buf buf;
-	int pid;
 };
 void wl_log_add(struct wl_loglines *, enum wl_log_level, const char *, ...)
     __attribute__((format(printf, 3, 4)));

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,6 +18,35 @@
 static enum wl_log_level min_level = WL_LOG_INFO;
 static const char *component = "waitlist";
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
+
+/*
+ * The process id every line carries, asked of the kernel once per
+ * process rather than once per line (glibc keeps no copy).  A child
+ * made by fork() asks anew (pthread_atfork): it has one thread then,
+ * so none reads the id while it changes.
+ */
+static int pid;
+static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
+
+static void
+pid_learn(void)
+{
+	pid = (int)getpid();
+}
+
+static void
+pid_register(void)
+{
+	pid_learn();
+	pthread_atfork(NULL, NULL, pid_learn);
+}
+
+static int
+log_pid(void)
+{
+	pthread_once(&pid_once, pid_register);
+	return pid;
+}
 
 /* Set the minimum level by name; unknown names leave it unchanged. */
 void
@@ -39,8 +69,7 @@ wl_log_set_component(const char *name)
 /* Format a line of level (members fmt, ap) into line, which holds
  * 256 + MEMBERS_MAX bytes; its length, 0 when it is not logged. */
 static size_t
-format(char *line, int pid, enum wl_log_level level, const char *fmt,
-       va_list ap)
+format(char *line, enum wl_log_level level, const char *fmt, va_list ap)
 {
 	char ts[WL_TS_MAX];
 	size_t len;
@@ -52,7 +81,7 @@ format(char *line, int pid, enum wl_log_level level, const char *fmt,
 	n = snprintf(line, 256 + MEMBERS_MAX,
 		     "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"%s\","
 		     "\"pid\":%d,",
-		     ts, level_names[level], component, pid);
+		     ts, level_names[level], component, log_pid());
 	if (n < 0 || n >= 256)
 		return 0;
 	len = (size_t)n;
@@ -81,7 +110,7 @@ wl_log(enum wl_log_level level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	len = format(line, (int)getpid(), level, fmt, ap);
+	len = format(line, level, fmt, ap);
 	va_end(ap);
 	if (len > 0)
 		(void)!write(STDERR_FILENO, line, len);
@@ -100,10 +129,8 @@ wl_log_add(struct wl_loglines *l, enum wl_log_level level, const char *fmt,
 	size_t len;
 	va_list ap;
 
-	if (l->pid == 0)
-		l->pid = (int)getpid();
 	va_start(ap, fmt);
-	len = format(line, l->pid, level, fmt, ap);
+	len = format(line, level, fmt, ap);
 	va_end(ap);
 	if (len > 0 && wl_buf_append(&l->buf, line, len) != WL_OK)
 		(void)!write(STDERR_FILENO, line, len);
@@ -115,5 +142,4 @@ wl_log_flush(struct wl_loglines *l)
 	if (l->buf.len > 0)
 		(void)!write(STDERR_FILENO, l->buf.p, l->buf.len);
 	wl_buf_free(&l->buf);
-	l->pid = 0;
 }

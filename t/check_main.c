@@ -16,6 +16,7 @@ main(void)
 	srunner_add_suite(sr, suite_cursor());
 	srunner_add_suite(sr, suite_json());
 	srunner_add_suite(sr, suite_keycache());
+	srunner_add_suite(sr, suite_log());
 	srunner_add_suite(sr, suite_ratelimit());
 	srunner_add_suite(sr, suite_router());
 	srunner_add_suite(sr, suite_time());

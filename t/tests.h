@@ -10,6 +10,7 @@ Suite *suite_crypto(void);
 Suite *suite_cursor(void);
 Suite *suite_json(void);
 Suite *suite_keycache(void);
+Suite *suite_log(void);
 Suite *suite_ratelimit(void);
 Suite *suite_router(void);
 Suite *suite_time(void);
