@@ -28,7 +28,7 @@ filter_digest(const char *filters, char out[17])
 
 /*
  * Encode a cursor for position into out (WL_CURSOR_BUF bytes).  Returns
- * WL_OK or WL_ERR_LIMIT when the position is too long.
+ * WL_OK, WL_ERR_LIMIT when the position is too long, or WL_ERR_CRYPTO.
  */
 int
 wl_cursor_encode(const struct wl_ctx *ctx, const char *filters,
@@ -45,8 +45,9 @@ wl_cursor_encode(const struct wl_ctx *ctx, const char *filters,
 		return WL_ERR_LIMIT;
 	{
 		unsigned char mac[32];
-		wl_hmac_sha256(ctx->app->secret, WL_SECRET_LEN, raw, (size_t)n,
-			       mac);
+		if (wl_hmac_sha256(ctx->app->secret, WL_SECRET_LEN, raw,
+				   (size_t)n, mac) != WL_OK)
+			return WL_ERR_CRYPTO;
 		memcpy(raw + n, mac, MAC_LEN);
 	}
 	if (4 * (((size_t)n + MAC_LEN + 2) / 3) + 1 > WL_CURSOR_BUF)
@@ -76,8 +77,9 @@ wl_cursor_decode(const struct wl_ctx *ctx, const char *filters,
 	if (n <= MAC_LEN)
 		return -1;
 	plen = (size_t)n - MAC_LEN;
-	wl_hmac_sha256(ctx->app->secret, WL_SECRET_LEN, raw, plen, mac);
-	if (!wl_ct_equal(mac, raw + plen, MAC_LEN))
+	if (wl_hmac_sha256(ctx->app->secret, WL_SECRET_LEN, raw, plen, mac) !=
+		WL_OK ||
+	    !wl_ct_equal(mac, raw + plen, MAC_LEN))
 		return -1;
 	raw[plen] = '\0';
 	filter_digest(filters, fd);
@@ -143,13 +145,14 @@ wl_page_next(const struct wl_ctx *ctx, cJSON *root, const char *filters,
 	     const char *position)
 {
 	char cur[WL_CURSOR_BUF];
+	int rc;
 
 	if (position == NULL) {
 		cJSON_AddNullToObject(root, "nextCursor");
 		return WL_OK;
 	}
-	if (wl_cursor_encode(ctx, filters, position, cur) != WL_OK)
-		return WL_ERR_LIMIT;
+	if ((rc = wl_cursor_encode(ctx, filters, position, cur)) != WL_OK)
+		return rc;
 	cJSON_AddStringToObject(root, "nextCursor", cur);
 	return WL_OK;
 }

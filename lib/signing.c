@@ -160,7 +160,8 @@ wl_secret_open(const unsigned char *server, const char *sealed, char *plain)
 /*
  * The Standard Webhooks signature "v1,<base64 HMAC-SHA256 of
  * id.timestamp.body>" under secret ("whsec_..."), into out (at least 64
- * bytes).  Returns WL_OK or WL_ERR_INVALID for a malformed secret.
+ * bytes).  Returns WL_OK, WL_ERR_INVALID for a malformed secret, or
+ * WL_ERR_NOMEM or WL_ERR_CRYPTO.
  */
 int
 wl_webhook_sign(const char *secret, const char *id, long long ts,
@@ -169,6 +170,7 @@ wl_webhook_sign(const char *secret, const char *id, long long ts,
 	unsigned char key[64], mac[32];
 	struct wl_buf msg = {0};
 	long klen;
+	int rc;
 
 	if (strncmp(secret, "whsec_", 6) == 0)
 		secret += 6;
@@ -180,8 +182,10 @@ wl_webhook_sign(const char *secret, const char *id, long long ts,
 		wl_buf_free(&msg);
 		return WL_ERR_NOMEM;
 	}
-	wl_hmac_sha256(key, (size_t)klen, msg.p, msg.len, mac);
+	rc = wl_hmac_sha256(key, (size_t)klen, msg.p, msg.len, mac);
 	wl_buf_free(&msg);
+	if (rc != WL_OK)
+		return rc;
 	memcpy(out, "v1,", 3);
 	wl_b64_encode(mac, sizeof(mac), out + 3);
 	return WL_OK;
