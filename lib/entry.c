@@ -248,7 +248,9 @@ wl_h_entry_list(struct wl_ctx *ctx)
 {
 	const struct wl_key *k = &ctx->key;
 	struct wl_rows *rows = NULL;
-	char ext[300], filters[320], pos[128];
+	/* 255 characters of up to 4 bytes each, as entries store them. */
+	char ext[4 * 255 + 1], filters[sizeof("externalReference=") + sizeof(ext)];
+	char pos[128];
 	long long after_ts;
 	const char *after_id;
 	int limit, rc, has_ext;

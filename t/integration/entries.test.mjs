@@ -883,6 +883,21 @@ test('list parameters are validated: limit 1..100, cursor integrity and binding'
   assert.notEqual(n.json.entries[0].id, p.json.entries[0].id);
 });
 
+test('a reference of 255 characters of any width is found by its exact value', async () => {
+  const T = setup();
+  // 255 characters each: two, three and four bytes in UTF-8.
+  for (const ch of ['é', '€', '😀']) {
+    const ref = ch.repeat(254) + uniq('x').slice(-1);
+    const e = await mustCreate(T.key, { queueId: T.queueId, partySize: 1, fullName: 'Wide', externalReference: ref });
+    assert.equal(e.externalReference, ref);
+    const res = await api('GET', `/waitlist/entries?externalReference=${encodeURIComponent(ref)}`, { key: T.key });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json.entries.map((x) => x.id), [e.id], `${ch}: found by its reference`);
+    const more = await api('GET', `/waitlist/entries?externalReference=${encodeURIComponent(ref + ch)}`, { key: T.key });
+    assertError(more, 400, 'validation_failed', `${ch}: 256 characters`);
+  }
+});
+
 test('externalReference looks up equal references only, across the tenant', async () => {
   const ref = uniq('ord');
   const a = await mustCreate(A.key, base({ externalReference: ref }));
