@@ -168,6 +168,7 @@ seed_field(struct seed *s, const cJSON *o, const char *tenant,
 {
 	const char *label, *type;
 	const cJSON *opts, *it;
+	cJSON *kept = NULL, *one;
 	char id[WL_ID_MAX], *otext = NULL;
 	int req, pub, rc;
 
@@ -181,18 +182,35 @@ seed_field(struct seed *s, const cJSON *o, const char *tenant,
 		return bad(s, path, "type must be text, number or select");
 	if (wl_json_get_array(o, "options", &opts) < 0)
 		return bad(s, path, "options must be an array");
-	cJSON_ArrayForEach(it, opts) {
-		const char *v, *l;
-		if (!cJSON_IsObject(it) || wl_json_get_string(it, "value", &v) != 1 ||
-		    wl_json_get_string(it, "label", &l) != 1)
-			return bad(s, path, "each option needs value and label "
-				   "strings");
-	}
 	if (strcmp(type, "select") == 0 &&
 	    (opts == NULL || cJSON_GetArraySize(opts) == 0))
 		return bad(s, path, "a select field needs options");
-	if (opts && (otext = cJSON_PrintUnformatted(opts)) == NULL)
+	/* Each option as the API shows it: value and label, nothing else
+	 * (other members are warned of and dropped). */
+	if (opts && (kept = cJSON_CreateArray()) == NULL)
 		return WL_ERR_NOMEM;
+	cJSON_ArrayForEach(it, opts) {
+		const char *v, *l;
+		if (!cJSON_IsObject(it) || wl_json_get_string(it, "value", &v) != 1 ||
+		    wl_json_get_string(it, "label", &l) != 1) {
+			cJSON_Delete(kept);
+			return bad(s, path, "each option needs value and label "
+				   "strings");
+		}
+		if ((one = cJSON_CreateObject()) == NULL ||
+		    !cJSON_AddItemToArray(kept, one) ||
+		    cJSON_AddStringToObject(one, "value", v) == NULL ||
+		    cJSON_AddStringToObject(one, "label", l) == NULL) {
+			cJSON_Delete(kept);
+			return WL_ERR_NOMEM;
+		}
+	}
+	if (kept) {
+		otext = cJSON_PrintUnformatted(kept);
+		cJSON_Delete(kept);
+		if (otext == NULL)
+			return WL_ERR_NOMEM;
+	}
 	if (wl_id_new("cf_", id) != WL_OK) {
 		free(otext);
 		return WL_ERR_CRYPTO;

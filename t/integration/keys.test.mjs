@@ -268,7 +268,7 @@ test('seed refuses refs across tenants and businesses, and creates nothing', () 
   }
 });
 
-test('seed names each unknown member on stderr and seeds the rest', () => {
+test('seed names each unknown member on stderr and seeds the rest', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
   try {
     const f = fixture();
@@ -299,6 +299,11 @@ test('seed names each unknown member on stderr and seeds the rest', () => {
       assert.ok(r.stderr.includes(`${where}: unknown member "${name}" ignored`), `${where} ${name} not named:\n${r.stderr}`);
     }
     assert.equal(r.stderr.trim().split('\n').length, 8, r.stderr);
+    // Ignored means not served either.
+    const biz = assertOk(await api('GET', `/waitlist/businesses/${refs.b1}`, { key: refs.k1 })).business;
+    assert.deepEqual(Object.keys(biz.services[0]).sort(), ['id', 'serviceName', 'baseDurationMinutes', 'isActive'].sort(), JSON.stringify(biz.services[0]));
+    const opts = biz.customFields.find((x) => x.options).options;
+    for (const o of opts) assert.deepEqual(Object.keys(o), ['value', 'label'], JSON.stringify(o));
     // A fixture of known members only says nothing.
     writeFileSync(file, JSON.stringify(fixture()));
     const quiet = spawnSync(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'seed', file], { encoding: 'utf8' });
