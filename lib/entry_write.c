@@ -547,7 +547,10 @@ edit_parse(struct wl_ctx *ctx, struct edit *ed)
 		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 				      "fullName and partySize cannot be "
 				      "removed"), -1;
-	if (wl_json_get_object(b, "customData", &ed->patch) < 0)
+	/* customData is merged per field id: a null removes one field, and
+	 * customData itself is no field to remove. */
+	if (wl_json_get_object(b, "customData", &ed->patch) < 0 ||
+	    cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "customData")))
 		return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 				      "customData must be an object keyed by "
 				      "custom field id"), -1;

@@ -404,6 +404,8 @@ const BAD_EDITS = {
   'notes of 501 characters': { notes: 'x'.repeat(501) },
   'a service not attached to the line': { serviceTypeId: 'SERVICE_S2' },
   'an unknown custom field': { customData: { cf_nope: 1 } },
+  'customData null': { customData: null },
+  'customData not an object': { customData: ['in'] },
   'a select value not among the options': { customData: { SELECT_F1: 'roof' } },
 };
 
