@@ -52,6 +52,15 @@ struct waiting {
 	int64_t claimed;
 };
 
+/* A subscription whose endpoint answered 410, until its disabling has
+ * long been committed (see gone_add()). */
+struct gone {
+	char subscription_id[48];
+	int64_t until;
+};
+
+#define GONE_MAX 16
+
 struct loop {
 	struct store *store;
 	const struct wl_config *cfg;
@@ -64,6 +73,8 @@ struct loop {
 	size_t nidle;		/* at most deliverer_concurrency */
 	int64_t pace_sec;	/* the second started_now counts in */
 	size_t started_now, started_before; /* and the one before */
+	struct gone gone[GONE_MAX];
+	size_t ngone;
 };
 
 /* The window (see window()) holds at most this many times what the
@@ -73,6 +84,10 @@ struct loop {
 /* A claimed delivery may wait this long for room; then it goes back
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
+
+/* How long a 410 holds back the claims of its subscription made before
+ * the recorder disables it: a few of the recorder's batches. */
+#define GONE_MS 2000
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -125,6 +140,46 @@ pace_roll(struct loop *l, int64_t now)
 	l->started_before = sec == l->pace_sec + 1 ? l->started_now : 0;
 	l->started_now = 0;
 	l->pace_sec = sec;
+}
+
+/*
+ * The endpoint of subscription sub answered 410: nothing more is sent to
+ * it.  The recorder disables the subscription, after which no claim
+ * includes it; the claims made before, waiting here or not yet taken,
+ * go back unsent (start_waiting()), and the ranges given back are then
+ * dropped.  A full list forgets its oldest.
+ */
+static void
+gone_add(struct loop *l, const char *sub, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < l->ngone; i++)
+		if (strcmp(l->gone[i].subscription_id, sub) == 0)
+			break;
+	if (i == l->ngone) {
+		if (l->ngone == GONE_MAX)
+			memmove(l->gone, l->gone + 1,
+				--l->ngone * sizeof(*l->gone));
+		i = l->ngone++;
+		snprintf(l->gone[i].subscription_id,
+			 sizeof(l->gone[i].subscription_id), "%s", sub);
+	}
+	l->gone[i].until = now + GONE_MS;
+}
+
+static int
+gone_has(struct loop *l, const char *sub, int64_t now)
+{
+	size_t i;
+
+	while (l->ngone > 0 && l->gone[0].until < now)
+		memmove(l->gone, l->gone + 1, --l->ngone * sizeof(*l->gone));
+	for (i = 0; i < l->ngone; i++)
+		if (l->gone[i].until >= now &&
+		    strcmp(l->gone[i].subscription_id, sub) == 0)
+			return 1;
+	return 0;
 }
 
 static size_t
@@ -264,6 +319,8 @@ reap(struct loop *l)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
 				  (char **)&x);
 		result_of(x, msg->data.result, now, &done[n].res);
+		if (done[n].res.http_status == 410)
+			gone_add(l, x->send.subscription_id, now);
 		done[n++].send = x->send;
 		memset(&x->send, 0, sizeof(x->send));
 		curl_multi_remove_handle(l->multi, x->easy);
@@ -281,8 +338,8 @@ reap(struct loop *l)
 
 /*
  * Start what waits, in claim order, wherever its endpoint has room; give
- * back what waited too long, or everything when stopping.  Returns how
- * many started.
+ * back what waited too long, what is for an endpoint gone, or everything
+ * when stopping.  Returns how many started.
  */
 static size_t
 start_waiting(struct loop *l, int give_back_all)
@@ -294,7 +351,8 @@ start_waiting(struct loop *l, int give_back_all)
 	for (i = 0; i < l->nwait; i++) {
 		struct waiting *w = &l->wait[i];
 		const char *host = w->send.host;
-		if (give_back_all || now - w->claimed > WAIT_MS) {
+		if (give_back_all || now - w->claimed > WAIT_MS ||
+		    gone_has(l, w->send.subscription_id, now)) {
 			store_release(l->store, &w->send);
 			continue;
 		}

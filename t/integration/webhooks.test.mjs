@@ -640,6 +640,22 @@ describe('delivery', () => {
     assert.equal(rx.at(url).length, 1, 'delivered to a disabled subscription');
     assert.equal((await getSub(t.k1, s.id)).status, 'disabled');
   });
+
+  test('after a 410, the events claimed for that endpoint and waiting for room are not sent', async () => {
+    // 16 at once per endpoint (the test stack's deliverer_per_endpoint):
+    // the first 16 are in flight when the slow 410s come back; the rest
+    // were claimed before the subscription was disabled.
+    const t = newTenant();
+    const url = rx.url(uniq('gone-burst'));
+    rx.setDefault(url, { status: 410, delayMs: 1500 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await Promise.all(Array.from({ length: 40 }, () => walkIn(t.k1, t.q1)));
+    await rx.waitFor(url, 16, 10000);
+    await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+    await sleep(3000);
+    const sent = rx.at(url).length;
+    assert.ok(sent <= 16, `${sent} of 40 events sent to an endpoint that answered 410 to the first ones`);
+  });
 });
 
 // ---------------------------------------------------------------------
