@@ -129,6 +129,20 @@ get_text(struct seed *s, const cJSON *o, const char *name, const char *def,
 	return WL_OK;
 }
 
+/* A name or label, which no decision gives a default: when omitted, the
+ * object's ref, or else what (say "Business"). */
+static int
+get_name(struct seed *s, const cJSON *o, const char *name, const char *what,
+	 const char **out, const char *path)
+{
+	const char *ref;
+
+	if (wl_json_get_string(o, "ref", &ref) == 1 && *ref != '\0' &&
+	    wl_utf8_len(ref) <= 200)
+		what = ref;
+	return get_text(s, o, name, what, 200, out, path);
+}
+
 static int
 get_zone(struct seed *s, const cJSON *o, const char **tz, const char *path)
 {
@@ -147,7 +161,7 @@ seed_service(struct seed *s, const cJSON *o, const char *tenant,
 	int active, rc;
 	char id[WL_ID_MAX];
 
-	if ((rc = get_text(s, o, "serviceName", NULL, 200, &name, path)) ||
+	if ((rc = get_name(s, o, "serviceName", "Service", &name, path)) ||
 	    (rc = get_num(s, o, "baseDurationMinutes", 30, 1, 1440, &dur,
 			  path)) ||
 	    (rc = get_flag(s, o, "isActive", 1, &active, path)))
@@ -172,7 +186,7 @@ seed_field(struct seed *s, const cJSON *o, const char *tenant,
 	char id[WL_ID_MAX], *otext = NULL;
 	int req, pub, rc;
 
-	if ((rc = get_text(s, o, "label", NULL, 200, &label, path)) ||
+	if ((rc = get_name(s, o, "label", "Field", &label, path)) ||
 	    (rc = get_text(s, o, "type", "text", 16, &type, path)) ||
 	    (rc = get_flag(s, o, "required", 0, &req, path)) ||
 	    (rc = get_flag(s, o, "public", 1, &pub, path)))
@@ -264,7 +278,7 @@ seed_queue(struct seed *s, const cJSON *o, const char *tenant,
 	int wi_on, wi_p, b_on, b_p, sreq, rc;
 	long long slot, cap;
 
-	if ((rc = get_text(s, o, "name", NULL, 200, &name, path)) ||
+	if ((rc = get_name(s, o, "name", "Line", &name, path)) ||
 	    (rc = get_zone(s, o, &tz, path)))
 		return rc;
 	if (wl_json_get_object(o, "workingHours", &wh) < 0 ||
@@ -353,7 +367,7 @@ seed_business(struct seed *s, const cJSON *o, const char *tenant,
 	char id[WL_ID_MAX];
 	int rc;
 
-	if ((rc = get_text(s, o, "name", NULL, 200, &name, path)) ||
+	if ((rc = get_name(s, o, "name", "Business", &name, path)) ||
 	    (rc = get_text(s, o, "slug", name, 200, &slug, path)) ||
 	    (rc = get_zone(s, o, &tz, path)))
 		return rc;
@@ -463,7 +477,7 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 	int rc;
 
 	(void)unused;
-	if ((rc = get_text(s, o, "name", NULL, 200, &name, path)) ||
+	if ((rc = get_name(s, o, "name", "Tenant", &name, path)) ||
 	    (rc = get_text(s, o, "plan", "pro", 64, &plan, path)) ||
 	    (rc = get_text(s, o, "state", "active", 16, &state, path)) ||
 	    (rc = get_flag(s, o, "publicApi", 1, &t.public_api, path)) ||

@@ -268,6 +268,26 @@ test('seed refuses refs across tenants and businesses, and creates nothing', () 
   }
 });
 
+test('a fixture of refs alone seeds with every default: names from the refs, a working key', async () => {
+  const refs = seed({ tenants: [{
+    ref: 't1',
+    businesses: [{ ref: 'b1', services: [{ ref: 's1' }], customFields: [{ ref: 'f1' }], queues: [{ ref: 'q1', services: ['s1'], customFields: ['f1'] }] }],
+    keys: [{ ref: 'k1' }],
+  }] });
+  const me = assertOk(await api('GET', '/me', { key: refs.k1 }));
+  assert.deepEqual(me.tenant, { id: refs.t1, name: 't1' });
+  const biz = assertOk(await api('GET', `/waitlist/businesses/${refs.b1}`, { key: refs.k1 })).business;
+  assert.equal(biz.name, 'b1');
+  assert.deepEqual(biz.services.map((x) => [x.id, x.serviceName, x.baseDurationMinutes, x.isActive]), [[refs.s1, 's1', 30, true]]);
+  assert.deepEqual(biz.customFields.map((x) => [x.id, x.label, x.type, x.required]), [[refs.f1, 'f1', 'text', false]]);
+  const q = assertOk(await api('GET', `/waitlist/queues/${refs.q1}`, { key: refs.k1 })).queue;
+  assert.equal(q.name, 'q1');
+  // Without refs either: the kind's name.
+  const bare = seed({ tenants: [{ businesses: [{ queues: [{}] }], keys: [{ ref: 'k' }] }] });
+  const list = assertOk(await api('GET', '/waitlist/businesses', { key: bare.k })).businesses;
+  assert.deepEqual(list.map((b) => b.name), ['Business']);
+});
+
 test('seed names each unknown member on stderr and seeds the rest', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
   try {
