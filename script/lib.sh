@@ -382,6 +382,16 @@ wl_deliverer_stop() {
 	wl_terminate "$WL_VAR/run/deliverer.pid"
 }
 
+# wl_conf_get FILE SECTION KEY: the value of KEY in [SECTION] of an INI
+# file such as waitlist.conf (empty when absent).
+wl_conf_get() {
+	awk -v sec="[$2]" -v key="$3" '
+		/^[ \t]*\[/ { gsub(/[ \t]/, ""); in_sec = ($0 == sec); next }
+		in_sec && $0 ~ "^[ \t]*" key "[ \t]*=" {
+			sub(/^[^=]*=[ \t]*/, ""); sub(/[ \t\r]+$/, ""); print; exit
+		}' "$1"
+}
+
 wl_ctl() {
 	"$WL_BIN/ctl/waitlistctl" --config "$WL_VAR/waitlist.conf" "$@"
 }
