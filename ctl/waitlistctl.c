@@ -151,7 +151,11 @@ cmd_tenant(struct wl_app *app, int argc, char **argv, char *err,
 	for (i = 2; i < argc; i++) {
 		const char *v;
 		if (strcmp(argv[i], "--limit") == 0) {
+			/* --limit a=1 --limit b=2, or --limit a=1 b=2 */
 			settings[n++] = strdup(arg_value(argc, argv, &i));
+			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) &&
+			       strchr(argv[i + 1], '='))
+				settings[n++] = strdup(argv[++i]);
 			continue;
 		}
 		for (j = 0; j < sizeof(map) / sizeof(*map); j++)
@@ -199,6 +203,30 @@ tree_config(char *buf, size_t bufsz)
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
+/*
+ * --config FILE, or --config=FILE, wherever it stands (before the command
+ * or among its options), taken out of argv.  Returns the arguments left,
+ * or -1 when FILE is missing.
+ */
+static int
+take_config(int argc, char *argv[], const char **config)
+{
+	int i, left = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0) {
+			if (i + 1 >= argc)
+				return -1;
+			*config = argv[++i];
+		} else if (strncmp(argv[i], "--config=", 9) == 0)
+			*config = argv[i] + 9;
+		else
+			argv[left++] = argv[i];
+	}
+	argv[left] = NULL;
+	return left;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -210,10 +238,8 @@ main(int argc, char *argv[])
 	int i = 1, rc;
 
 	wl_log_set_component("ctl");
-	if (i + 1 < argc && strcmp(argv[i], "--config") == 0) {
-		config = argv[i + 1];
-		i += 2;
-	}
+	if ((argc = take_config(argc, argv, &config)) < 0)
+		usage("--config needs a file");
 	if (i >= argc)
 		usage(NULL);
 	/* Help needs no configuration and is no error. */

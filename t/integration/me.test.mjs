@@ -4,6 +4,7 @@
 // and limits").
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { api, fixture, seed, sql } from './lib.mjs';
 import {
@@ -137,6 +138,23 @@ test('GET /me limits follow waitlistctl tenant set --limit at once', async () =>
   const expected = { ...DEFAULT_LIMITS, writesPerMinute: 77, webhookSubscriptions: 4 };
   assert.deepEqual(c.limits, expected);
   assert.deepEqual(c.capabilities.limits, expected);
+});
+
+test('waitlistctl takes --config anywhere (also as --config=FILE) and several NAME=N after one --limit', async () => {
+  const refs = seed(fixture());
+  const [bin, flag, conf] = process.env.WL_CTL.split(' ').filter(Boolean);
+  assert.equal(flag, '--config');
+  const run = (...args) => {
+    const r = spawnSync(bin, args, { encoding: 'utf8', env: { ...process.env, WAITLIST_CONFIG: '/nonexistent.conf' } });
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+  };
+  run('tenant', 'set', refs.t1, '--config', conf, '--limit', 'writesPerMinute=55', 'activeKeys=7');
+  run('tenant', 'set', refs.t1, `--config=${conf}`, '--limit', 'webhookSubscriptions=3', '--plan', 'pro');
+  const expected = { ...DEFAULT_LIMITS, writesPerMinute: 55, activeKeys: 7, webhookSubscriptions: 3 };
+  assert.deepEqual((await me(refs.k1)).limits, expected);
+  const missing = spawnSync(bin, ['purge', '--config'], { encoding: 'utf8' });
+  assert.equal(missing.status, 2, missing.stderr);
+  assert.match(missing.stderr, /--config needs a file/);
 });
 
 test('GET /me returns only the calling connection, never another tenant', async () => {
