@@ -168,9 +168,8 @@ bad:
 	return -1;
 }
 
-/* Every id names a business (or line) of the tenant (else 400), and each
- * line belongs to a business the key may see (else 403); -1 after the
- * reply. */
+/* Every id names a business (or line) of the tenant (else 400) that the
+ * key may see (else 403); -1 after the reply. */
 static int
 ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 	  char *const *queues, size_t nq)
@@ -185,6 +184,12 @@ ids_exist(struct wl_ctx *ctx, char *const *biz, size_t nb,
 			return wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 					      "businessIds: %s is not a "
 					      "business of this account",
+					      biz[i]), -1;
+		/* (A key restricted to lines sees their businesses only.) */
+		if (rc == 2)
+			return wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
+					      "businessIds: %s lies outside "
+					      "this key's restrictions",
 					      biz[i]), -1;
 	}
 	/* covered() has held the lines to the key's own line list, so a

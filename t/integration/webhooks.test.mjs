@@ -271,6 +271,19 @@ describe('subscription API', () => {
     assert.deepEqual(list.json.subscriptions, []);
   });
 
+  test('a business filter outside a line-restricted key\'s lines is 403 resource_forbidden', async () => {
+    const t = newTenantTwoBusinesses();
+    const kQ1 = makeKey(t.t1, ALL_SCOPES, { queues: [t.q1] }).key;
+    const url = rx.url(uniq('restrb'));
+    assertError(await wh('GET', `/events?businessId=${t.b2}`, { key: kQ1 }), 403, 'resource_forbidden');
+    assertError(await createSub(kQ1, { url, eventTypes: [CREATED], businessIds: [t.b2] }), 403, 'resource_forbidden');
+    assertError(await createSub(kQ1, { url, eventTypes: [CREATED], businessIds: [t.b2], queueIds: [t.q1] }), 403, 'resource_forbidden');
+    // Its own line's business is within them.
+    const ok = await createSub(kQ1, { url, eventTypes: [CREATED], businessIds: [t.b1] });
+    assert.equal(ok.status, 201, ok.text);
+    assert.deepEqual(ok.json.subscription.queueIds, [t.q1]);
+  });
+
   test('unknown event types and malformed bodies are 400 validation_failed', async () => {
     const t = newTenant();
     const url = rx.url(uniq('val'));
