@@ -75,7 +75,11 @@ wl_key_authenticate(struct wl_app *app, const char *authorization,
 	int rc, ret = 0;
 
 	memset(key, 0, sizeof(*key));
-	if (authorization == NULL || *authorization == '\0') {
+	/* No header, an empty one, or the scheme without a key. */
+	if (authorization == NULL ||
+	    authorization[strspn(authorization, " ")] == '\0' ||
+	    (strncasecmp(authorization, "Bearer", 6) == 0 &&
+	     authorization[6 + strspn(authorization + 6, " ")] == '\0')) {
 		*code = WL_C_MISSING_API_KEY;
 		return 0;
 	}

@@ -351,6 +351,8 @@ gate(struct wl_ctx *ctx, const struct route *rt)
 	if (rc < 0)
 		return -rc;
 	if (rc == 0) {
+		/* RFC 6750: the scheme the 401 asks for. */
+		wl_resp_header(ctx->resp, "WWW-Authenticate", "Bearer");
 		wl_reply_error(ctx, code, "%s",
 			       code == WL_C_MISSING_API_KEY
 				   ? "an Authorization: Bearer key is required"

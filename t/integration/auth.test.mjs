@@ -49,8 +49,17 @@ for (const [method, path] of ROUTES) {
       idempotencyKey: method === 'GET' ? undefined : 'idem-no-key',
     });
     assertError(res, 401, 'missing_api_key');
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer');
   });
 }
+
+test('the Bearer scheme without a key, or an empty header, is 401 missing_api_key', async () => {
+  for (const authorization of ['Bearer', 'bearer', 'Bearer    ', '']) {
+    const res = await rawRequest('GET', '/me', { headers: { authorization } });
+    assertError(res, 401, 'missing_api_key', JSON.stringify(authorization));
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+  }
+});
 
 test('public routes need no key and ignore a bad one', async () => {
   const health = await api('GET', '/health');
@@ -83,7 +92,6 @@ test('malformed and unknown keys are 401 invalid_api_key', async () => {
   const headers = [
     `Basic ${Buffer.from(`user:${k}`).toString('base64')}`,
     k, // no scheme
-    'Bearer',
     `Token ${k}`,
     'Bearer not-a-key',
     `Bearer ${unknown}`,
@@ -98,6 +106,7 @@ test('malformed and unknown keys are 401 invalid_api_key', async () => {
       const res = await rawRequest('GET', path, { headers: { authorization } });
       try {
         assertError(res, 401, 'invalid_api_key');
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer');
       } catch (e) {
         e.message = `${path} with Authorization: ${authorization.slice(0, 60)}: ${e.message}`;
         throw e;
