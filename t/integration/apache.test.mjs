@@ -113,12 +113,16 @@ PidFile ${DIR}/httpd.pid
 DefaultRuntimeDir ${DIR}
 ErrorLog ${LOGS}/apache-error.log
 LogLevel warn
+DocumentRoot ${DIR}/htdocs
 Listen 127.0.0.1:${httpsPort}
 Listen 127.0.0.1:${httpPort}
 ${identity}${modules}
 SSLSessionCache shmcb:${DIR}/ssl_scache(512000)
 Include ${DIR}/site.conf
 `);
+  // The server's own DocumentRoot holds a page, as Debian's does.
+  mkdirSync(join(DIR, 'htdocs'), { recursive: true });
+  writeFileSync(join(DIR, 'htdocs', 'index.html'), '<html>It works!</html>\n');
   run(APACHE, ['-f', join(DIR, 'httpd.conf'), '-t']);
 
   httpd = spawn(APACHE, ['-f', join(DIR, 'httpd.conf'), '-DFOREGROUND'], { stdio: 'ignore' });
@@ -236,7 +240,7 @@ test('a body over 64 KiB is refused with the service\'s JSON 400', async () => {
 });
 
 test('Apache\'s own answers are JSON errors with the request id', async () => {
-  for (const path of ['', '/../../nothing-here', '/../']) {
+  for (const path of ['', '/../../nothing-here', '/../', '/../../index.html', '/../../']) {
     const res = await api('GET', `${base}${path}`);
     assert.equal(res.status, 404, `${path}: ${res.text}`);
     assert.equal(res.headers.get('content-type'), 'application/json');
@@ -266,6 +270,19 @@ test('a request Apache cannot parse is the JSON 400 invalid_request (without a r
     assert.deepEqual(Object.keys(json).sort(), ['code', 'error', 'requestId'], body);
     assert.equal(json.code, 'invalid_request', body);
   }
+});
+
+test('a request line too long or an unknown method is still the JSON envelope', async () => {
+  const long = await api('GET', `${base}/me?x=${'a'.repeat(9000)}`, { noValidate: true });
+  assert.equal(long.status, 414, long.text.slice(0, 200));
+  assert.equal(long.headers.get('content-type'), 'application/json');
+  assert.equal(long.json.code, 'invalid_request');
+  // (Refused before mod_unique_id runs, as a request it cannot parse.)
+  assert.deepEqual(Object.keys(long.json).sort(), ['code', 'error', 'requestId']);
+  const odd = await api('FROB', `${base}/me`, { noValidate: true });
+  assert.ok([400, 405, 501].includes(odd.status), `${odd.status}: ${odd.text.slice(0, 200)}`);
+  assert.equal(odd.headers.get('content-type'), 'application/json', odd.text.slice(0, 200));
+  assert.deepEqual(Object.keys(odd.json).sort(), ['code', 'error', 'requestId']);
 });
 
 test('plain HTTP is redirected to HTTPS', async () => {
