@@ -517,14 +517,25 @@ wl_h_sub_resume(struct wl_ctx *ctx)
 	const char *id = ctx->param[0];
 	int64_t now = wl_now_ms();
 	unsigned long long resumed = 0;
+	char host[256], why[160];
 	long long seq;
 	int rc;
 
 	if ((rc = sub_load(ctx, id, &rows)) != 0)
 		return rc < 0 ? WL_OK : rc;
-	wl_rows_free(rows);
-	if ((rc = may_manage(ctx)) != 0)
+	if ((rc = may_manage(ctx)) != 0) {
+		wl_rows_free(rows);
 		return rc < 0 ? WL_OK : rc;
+	}
+	/* Bound to this key from now on: its kind must be allowed there
+	 * (a Zapier key, the Zapier hosts only), as on creation. */
+	rc = wl_dest_check(ctx->app->cfg, ctx->key.itype,
+			   wl_rows_str(rows, 0, S_URL), host, sizeof(host), why,
+			   sizeof(why));
+	wl_rows_free(rows);
+	if (rc < 0)
+		return wl_reply_error(ctx, WL_C_DESTINATION_NOT_ALLOWED, "%s",
+				      why);
 	if ((rc = lock_seq(ctx, &seq)) != WL_OK)
 		return rc;
 	rc = wl_sql_exec(ctx->app->db, STMT_SUB_RESUME,

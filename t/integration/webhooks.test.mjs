@@ -320,7 +320,17 @@ describe('subscription API', () => {
     const list = await wh('GET', '/webhooks/subscriptions', { key: t.k1 });
     assert.deepEqual(list.json.subscriptions, []);
     // The same key type api to the receiver is fine.
-    await mustCreateSub(t.k1, { url: rx.url(uniq('ok')), eventTypes: [CREATED] });
+    const ok = await mustCreateSub(t.k1, { url: rx.url(uniq('ok')), eventTypes: [CREATED] });
+    // Resuming binds it to the calling key: a Zapier key may not take it
+    // over, and it stays bound to the key it had.
+    const boundTo = () => sql(`SELECT key_id FROM webhook_subscriptions WHERE id = '${ok.id}'`)[0][0];
+    const before = boundTo();
+    const resumed = await post(zap, `/webhooks/subscriptions/${ok.id}/resume`);
+    assertError(resumed, 400, 'destination_not_allowed');
+    assert.equal((await getSub(t.k1, ok.id)).status, 'active');
+    assert.equal(boundTo(), before, 'rebound to the Zapier key');
+    const again = await post(t.k1, `/webhooks/subscriptions/${ok.id}/resume`);
+    assert.equal(again.status, 200, again.text);
   });
 
   test('limits.webhookSubscriptions caps the tenant\'s subscriptions (409 limit_reached)', async () => {
