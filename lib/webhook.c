@@ -699,9 +699,9 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 		rc = wl_reply_error(ctx, WL_C_NOT_FOUND, "delivery not found");
 	else if (changed == 0 && wl_rows_int(d, 0, D_SKIPPED))
 		rc = wl_reply_error(ctx, WL_C_INVALID_REQUEST,
-				    "this delivery's event came while the "
-				    "subscription was paused; it is never "
-				    "delivered");
+				    "this delivery was given up when its "
+				    "subscription was paused, disabled or "
+				    "resumed: only later events go out");
 	else {
 		root = cJSON_CreateObject();
 		cJSON_AddItemToObject(root, "delivery", delivery_json(d, 0));
