@@ -137,13 +137,18 @@ sub_load(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 	return -1;
 }
 
-/* Read an optional array of id strings; -1 after a 400 reply. */
+/* A filter names at most this many businesses (or lines). */
+#define FILTER_IDS_MAX 100
+
+/* Read an optional array of at most FILTER_IDS_MAX id strings, each kept
+ * once (as eventTypes are); -1 after a 400 reply. */
 static int
 id_array(struct wl_ctx *ctx, const cJSON *body, const char *name,
 	 char ***out, size_t *n)
 {
 	const cJSON *a, *it;
 	char **v;
+	size_t i;
 
 	*out = NULL;
 	*n = 0;
@@ -151,12 +156,18 @@ id_array(struct wl_ctx *ctx, const cJSON *body, const char *name,
 		goto bad;
 	if (a == NULL)
 		return 0;
+	if (cJSON_GetArraySize(a) > FILTER_IDS_MAX)
+		goto bad;
 	if ((v = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof(*v))) == NULL)
 		return WL_ERR_NOMEM;
 	*out = v;
 	cJSON_ArrayForEach(it, a) {
 		if (!cJSON_IsString(it) || !wl_business_id_valid(it->valuestring))
 			goto bad;
+		for (i = 0; i < *n && strcmp(v[i], it->valuestring); i++)
+			;
+		if (i < *n)
+			continue;
 		if ((v[*n] = strdup(it->valuestring)) == NULL)
 			return WL_ERR_NOMEM;
 		(*n)++;
@@ -164,7 +175,8 @@ id_array(struct wl_ctx *ctx, const cJSON *body, const char *name,
 	return 0;
 bad:
 	wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-		       "%s must be an array of ids", name);
+		       "%s must be an array of at most %d ids", name,
+		       FILTER_IDS_MAX);
 	return -1;
 }
 

@@ -284,6 +284,16 @@ describe('subscription API', () => {
     assert.deepEqual(ok.json.subscription.queueIds, [t.q1]);
   });
 
+  test('a repeated business or line id counts once; more than 100 is 400 validation_failed', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('dups'));
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED, CREATED], businessIds: [t.b1, t.b1], queueIds: [t.q1, t.q1, t.q1] });
+    assert.deepEqual([s.eventTypes, s.businessIds, s.queueIds], [[CREATED], [t.b1], [t.q1]]);
+    const many = Array.from({ length: 101 }, (_, i) => `biz_${i}`);
+    assertError(await createSub(t.k1, { url, eventTypes: [CREATED], businessIds: many }), 400, 'validation_failed');
+    assertError(await createSub(t.k1, { url, eventTypes: [CREATED], queueIds: many }), 400, 'validation_failed');
+  });
+
   test('unknown event types and malformed bodies are 400 validation_failed', async () => {
     const t = newTenant();
     const url = rx.url(uniq('val'));
