@@ -27,3 +27,11 @@ ops_wait_port() {
 		sleep 0.1
 	done
 }
+
+# ops_stop PID: SIGTERM a child of this shell and wait for it to end
+# (nothing when PID is empty).
+ops_stop() {
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}

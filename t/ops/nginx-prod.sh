@@ -16,10 +16,7 @@ command -v nginx >/dev/null || { echo "nginx-prod: nginx is not installed" >&2; 
 tmp=$(mktemp -d /tmp/waitlist-nginx.XXXXXX)
 pid=
 cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
+	ops_stop "$pid"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -26,10 +26,7 @@ fail() {
 	exit 1
 }
 cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
+	ops_stop "$pid"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
