@@ -244,6 +244,12 @@ START_TEST(me_without_authorization_is_missing_api_key)
 	assert_error(401, "missing_api_key");
 	ck_assert_int_eq(request("GET", "/v1/external/me", "", NULL), 401);
 	assert_error(401, "missing_api_key");
+	/* The scheme without a key. */
+	ck_assert_int_eq(request("GET", "/v1/external/me", "Bearer ", NULL), 401);
+	assert_error(401, "missing_api_key");
+	ck_assert_int_eq(request("GET", "/v1/external/me", "bearer", NULL), 401);
+	assert_error(401, "missing_api_key");
+	ck_assert_str_eq(header("WWW-Authenticate"), "Bearer");
 }
 END_TEST
 
@@ -252,7 +258,7 @@ START_TEST(me_with_malformed_key_is_invalid_api_key)
 	static const char *const bad[] = {
 	    "Basic abc",
 	    "Bearer notakey",
-	    "Bearer ",
+	    "Bearerwl_abc",
 	    "Bearer wl_has space",
 	    "Bearer wl_bad!char",
 	    "wl_abc",
