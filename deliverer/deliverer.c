@@ -52,8 +52,8 @@ struct waiting {
 	int64_t claimed;
 };
 
-/* A subscription whose endpoint answered 410, until its disabling has
- * long been committed (see gone_add()). */
+/* A subscription whose endpoint answered 410, for GONE_MS after the
+ * last (see gone_add()). */
 struct gone {
 	char subscription_id[48];
 	int64_t until;
@@ -85,9 +85,11 @@ struct loop {
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
 
-/* How long a 410 holds back the claims of its subscription made before
- * the recorder disables it: a few of the recorder's batches. */
-#define GONE_MS 2000
+/* How long a 410 holds back the claims of its subscription: those made
+ * before the recorder disables it reach the sender within a claimer's
+ * look, which a slow name lookup for another endpoint can stretch to
+ * seconds; as long as a claim may wait for room. */
+#define GONE_MS WAIT_MS
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -144,10 +146,12 @@ pace_roll(struct loop *l, int64_t now)
 
 /*
  * The endpoint of subscription sub answered 410: nothing more is sent to
- * it.  The recorder disables the subscription, after which no claim
- * includes it; the claims made before, waiting here or not yet taken,
- * go back unsent (start_waiting()), and the ranges given back are then
- * dropped.  A full list forgets its oldest.
+ * it from here.  The recorder disables the subscription, after which no
+ * claim includes it; the claims made before, waiting here or not yet
+ * taken, go back unsent (start_waiting()), and their ranges are then
+ * dropped (those of events after a resume meanwhile are sent later).
+ * Other deliverers stop once the disabling commits.  The list runs
+ * oldest first; a full one forgets its oldest.
  */
 static void
 gone_add(struct loop *l, const char *sub, int64_t now)
@@ -157,14 +161,14 @@ gone_add(struct loop *l, const char *sub, int64_t now)
 	for (i = 0; i < l->ngone; i++)
 		if (strcmp(l->gone[i].subscription_id, sub) == 0)
 			break;
-	if (i == l->ngone) {
-		if (l->ngone == GONE_MAX)
-			memmove(l->gone, l->gone + 1,
-				--l->ngone * sizeof(*l->gone));
-		i = l->ngone++;
-		snprintf(l->gone[i].subscription_id,
-			 sizeof(l->gone[i].subscription_id), "%s", sub);
-	}
+	if (i == l->ngone && l->ngone == GONE_MAX)
+		i = 0;
+	if (i < l->ngone) /* out of its place: it goes last */
+		memmove(l->gone + i, l->gone + i + 1,
+			(--l->ngone - i) * sizeof(*l->gone));
+	i = l->ngone++;
+	snprintf(l->gone[i].subscription_id,
+		 sizeof(l->gone[i].subscription_id), "%s", sub);
 	l->gone[i].until = now + GONE_MS;
 }
 
@@ -176,8 +180,7 @@ gone_has(struct loop *l, const char *sub, int64_t now)
 	while (l->ngone > 0 && l->gone[0].until < now)
 		memmove(l->gone, l->gone + 1, --l->ngone * sizeof(*l->gone));
 	for (i = 0; i < l->ngone; i++)
-		if (l->gone[i].until >= now &&
-		    strcmp(l->gone[i].subscription_id, sub) == 0)
+		if (strcmp(l->gone[i].subscription_id, sub) == 0)
 			return 1;
 	return 0;
 }

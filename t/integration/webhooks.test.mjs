@@ -683,9 +683,10 @@ describe('delivery', () => {
     rx.setDefault(url, { status: 410, delayMs: 1500 });
     const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
     await Promise.all(Array.from({ length: 40 }, () => walkIn(t.k1, t.q1)));
-    await rx.waitFor(url, 16, 10000);
+    await rx.waitFor(url, 1, 10000);
     await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
     await sleep(3000);
+    // At most those in flight when the first 410 came back.
     const sent = rx.at(url).length;
     assert.ok(sent <= 16, `${sent} of 40 events sent to an endpoint that answered 410 to the first ones`);
   });
