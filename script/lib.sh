@@ -383,13 +383,16 @@ wl_deliverer_stop() {
 }
 
 # wl_conf_get FILE SECTION KEY: the value of KEY in [SECTION] of an INI
-# file such as waitlist.conf (empty when absent).
+# file such as waitlist.conf, the last one as the service reads it
+# (empty when absent).
 wl_conf_get() {
 	awk -v sec="[$2]" -v key="$3" '
+		{ sub(/\r$/, "") }
 		/^[ \t]*\[/ { gsub(/[ \t]/, ""); in_sec = ($0 == sec); next }
 		in_sec && $0 ~ "^[ \t]*" key "[ \t]*=" {
-			sub(/^[^=]*=[ \t]*/, ""); sub(/[ \t\r]+$/, ""); print; exit
-		}' "$1"
+			sub(/^[^=]*=[ \t]*/, ""); sub(/[ \t]+$/, ""); v = $0
+		}
+		END { print v }' "$1"
 }
 
 wl_ctl() {

@@ -3,7 +3,9 @@
 # state in a temporary directory (WAITLIST_VAR) on a free port:
 #  1. it prints the base URL and a demo key that GET /me accepts, and
 #     SIGTERM stops everything it started (exit 0, no process left);
-#  2. a second run reuses the data: the same key, still accepted;
+#  2. a second script/server on the same state refuses to start, and the
+#     first goes on; a second run afterwards reuses the data: the same
+#     key, still accepted;
 #  3. with its database gone but the demo key still on file, the demo
 #     tenant no longer exists: a third run seeds it again, a new key;
 #  4. with WL_VAR set to a running stack (script/test), a config naming
@@ -72,6 +74,12 @@ stop() {
 
 start
 key1=$key
+other=$(cd "$OPS_REPO" && env -u WL_BIN -u WL_VAR WAITLIST_VAR="$var" \
+	WAITLIST_HTTP_PORT="$(wl_free_port 19100 19900 "$port")" timeout 300 script/server 2>&1) &&
+	fail "a second script/server ran on the same state: $other"
+grep -q 'in use by another script/server' <<<"$other" || fail "the second script/server said: $other"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "$base/me")" = 200 ] ||
+	fail "the first script/server stopped answering after a second one was refused"
 stop
 
 start
@@ -82,7 +90,7 @@ rm -rf "$var/mysql"
 start
 [ "$key" != "$key1" ] || fail "the demo tenant was not seeded into a new database"
 stop
-echo "server: ok (key, reuse, stop, a new database seeded again)"
+echo "server: ok (key, one per state, reuse, stop, a new database seeded again)"
 
 [ -n "$stack_var" ] || exit 0
 sock=$(wl_conf_get "$stack_var/waitlist.conf" database socket)
