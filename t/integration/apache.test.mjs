@@ -120,9 +120,11 @@ ${identity}${modules}
 SSLSessionCache shmcb:${DIR}/ssl_scache(512000)
 Include ${DIR}/site.conf
 `);
-  // The server's own DocumentRoot holds a page, as Debian's does.
-  mkdirSync(join(DIR, 'htdocs'), { recursive: true });
+  // The server's own DocumentRoot holds a page, as Debian's does, and an
+  // ACME challenge, which stays reachable for a certificate's renewal.
+  mkdirSync(join(DIR, 'htdocs', '.well-known', 'acme-challenge'), { recursive: true });
   writeFileSync(join(DIR, 'htdocs', 'index.html'), '<html>It works!</html>\n');
+  writeFileSync(join(DIR, 'htdocs', '.well-known', 'acme-challenge', 'token1'), 'token1.thumb\n');
   run(APACHE, ['-f', join(DIR, 'httpd.conf'), '-t']);
 
   httpd = spawn(APACHE, ['-f', join(DIR, 'httpd.conf'), '-DFOREGROUND'], { stdio: 'ignore' });
@@ -240,7 +242,7 @@ test('a body over 64 KiB is refused with the service\'s JSON 400', async () => {
 });
 
 test('Apache\'s own answers are JSON errors with the request id', async () => {
-  for (const path of ['', '/../../nothing-here', '/../', '/../../index.html', '/../../']) {
+  for (const path of ['', '/../../nothing-here', '/../', '/../../index.html', '/../../', '/../../.well-known/other']) {
     const res = await api('GET', `${base}${path}`);
     assert.equal(res.status, 404, `${path}: ${res.text}`);
     assert.equal(res.headers.get('content-type'), 'application/json');
@@ -248,6 +250,12 @@ test('Apache\'s own answers are JSON errors with the request id', async () => {
     assert.equal(res.json.requestId, res.headers.get('x-request-id'));
     assert.equal(res.headers.get('strict-transport-security'), 'max-age=63072000');
   }
+});
+
+test('an ACME challenge under the server\'s DocumentRoot is still served', async () => {
+  const res = await fetch(`https://127.0.0.1:${httpsPort}/.well-known/acme-challenge/token1`);
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), 'token1.thumb\n');
 });
 
 test('a request Apache cannot parse is the JSON 400 invalid_request (without a request id)', async () => {
@@ -279,6 +287,7 @@ test('a request line too long or an unknown method is still the JSON envelope', 
   assert.equal(long.json.code, 'invalid_request');
   // (Refused before mod_unique_id runs, as a request it cannot parse.)
   assert.deepEqual(Object.keys(long.json).sort(), ['code', 'error', 'requestId']);
+  // (An unknown method reaches the service, whose 405 this is.)
   const odd = await api('FROB', `${base}/me`, { noValidate: true });
   assert.ok([400, 405, 501].includes(odd.status), `${odd.status}: ${odd.text.slice(0, 200)}`);
   assert.equal(odd.headers.get('content-type'), 'application/json', odd.text.slice(0, 200));
