@@ -713,7 +713,7 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 		rc = wl_reply_error(ctx, WL_C_INVALID_REQUEST,
 				    "this delivery was given up when its "
 				    "subscription was paused, disabled or "
-				    "resumed: only later events go out");
+				    "resumed; it is not sent again");
 	else {
 		root = cJSON_CreateObject();
 		cJSON_AddItemToObject(root, "delivery", delivery_json(d, 0));
