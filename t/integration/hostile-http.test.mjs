@@ -330,6 +330,16 @@ test('TRACE and CONNECT, which nginx refuses itself, are the JSON 405 with the r
   }
 });
 
+test('nginx\'s own answers are JSON whatever the extension of the path', async () => {
+  const origin = new URL(BASE).origin;
+  for (const path of ['/index.html', '/logo.gif', '/x.jpg', '/v1/external.html']) {
+    const res = await fetch(`${origin}${path}`);
+    assert.equal(res.status, 404, path);
+    assert.equal(res.headers.get('content-type'), 'application/json', path);
+    assert.equal((await res.json()).code, 'not_found', path);
+  }
+});
+
 test('the service is healthy after every hostile request, with the same workers', async () => {
   await sleep(100);
   assert.deepEqual(workers(masterPid()).sort(), [...pids].sort(), 'a worker died');

@@ -49,6 +49,8 @@ pid $tmp/nginx.pid;
 error_log stderr;
 events { worker_connections 64; }
 http {
+    # As Debian's nginx.conf does, before the site.
+    include /etc/nginx/mime.types;
     client_body_temp_path $tmp/tmp/body;
     fastcgi_temp_path $tmp/tmp/fastcgi;
     proxy_temp_path $tmp/tmp/proxy;
@@ -105,6 +107,10 @@ req "$tmp/r2" "$base"
 grep -q '^HTTP/[0-9.]* 404' "$tmp/r2" || fail "GET /v1/external: $(head -1 "$tmp/r2")"
 grep -q '"code":"not_found"' "$tmp/r2.body" || fail "GET /v1/external: $(cat "$tmp/r2.body")"
 grep -qi '^strict-transport-security:' "$tmp/r2" || fail "nginx's own 404 has no HSTS header"
+# JSON whatever the extension of the path.
+req "$tmp/r7" "https://127.0.0.1:$https_port/index.html"
+grep -q '^HTTP/[0-9.]* 404' "$tmp/r7" || fail "GET /index.html: $(head -1 "$tmp/r7")"
+grep -qi '^content-type: application/json' "$tmp/r7" || fail "GET /index.html: $(grep -i '^content-type' "$tmp/r7")"
 
 head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$tmp/big"
 req "$tmp/r3" -X POST -H 'content-type: application/json' --data-binary @"$tmp/big" "$base/waitlist/entries"
