@@ -41,17 +41,22 @@ wl_key_clear(struct wl_key *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/* The token of "Bearer <token>", or NULL when malformed. */
+/* What follows the Bearer scheme and its spaces in h ("" for the scheme
+ * alone), or NULL when h is not of that scheme. */
 static const char *
-bearer_token(const char *h)
+after_bearer(const char *h)
 {
-	const char *p;
-
-	if (strncasecmp(h, "Bearer ", 7) != 0)
+	if (h == NULL || strncasecmp(h, "Bearer", 6) != 0 ||
+	    (h[6] != ' ' && h[6] != '\0'))
 		return NULL;
-	for (p = h + 7; *p == ' '; p++)
-		;
-	if (*p == '\0' || strlen(p) > KEY_MAX ||
+	return h + 6 + strspn(h + 6, " ");
+}
+
+/* p, what follows the scheme, when it is a key as issued; else NULL. */
+static const char *
+key_token(const char *p)
+{
+	if (p == NULL || *p == '\0' || strlen(p) > KEY_MAX ||
 	    strncmp(p, KEY_PREFIX, strlen(KEY_PREFIX)) != 0)
 		return NULL;
 	for (const char *q = p; *q; q++)
@@ -70,21 +75,21 @@ wl_key_authenticate(struct wl_app *app, const char *authorization,
 		    struct wl_key *key, enum wl_code *code)
 {
 	struct wl_rows *rows = NULL;
-	const char *token, *stored;
+	const char *rest, *token, *stored;
 	char digest[65];
 	int rc, ret = 0;
 
 	memset(key, 0, sizeof(*key));
 	/* No header, an empty one, or the scheme without a key. */
+	rest = after_bearer(authorization);
 	if (authorization == NULL ||
 	    authorization[strspn(authorization, " ")] == '\0' ||
-	    (strncasecmp(authorization, "Bearer", 6) == 0 &&
-	     authorization[6 + strspn(authorization + 6, " ")] == '\0')) {
+	    (rest && *rest == '\0')) {
 		*code = WL_C_MISSING_API_KEY;
 		return 0;
 	}
 	*code = WL_C_INVALID_API_KEY;
-	if ((token = bearer_token(authorization)) == NULL)
+	if ((token = key_token(rest)) == NULL)
 		return 0;
 	wl_sha256_hex(token, strlen(token), digest);
 	rc = wl_cached_exec(app->keys, app->db, STMT_KEY_BY_DIGEST,
