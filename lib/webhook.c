@@ -148,7 +148,6 @@ id_array(struct wl_ctx *ctx, const cJSON *body, const char *name,
 {
 	const cJSON *a, *it;
 	char **v;
-	size_t i;
 
 	*out = NULL;
 	*n = 0;
@@ -164,9 +163,7 @@ id_array(struct wl_ctx *ctx, const cJSON *body, const char *name,
 	cJSON_ArrayForEach(it, a) {
 		if (!cJSON_IsString(it) || !wl_business_id_valid(it->valuestring))
 			goto bad;
-		for (i = 0; i < *n && strcmp(v[i], it->valuestring); i++)
-			;
-		if (i < *n)
+		if (subset(&it->valuestring, 1, v, *n)) /* kept already */
 			continue;
 		if ((v[*n] = strdup(it->valuestring)) == NULL)
 			return WL_ERR_NOMEM;
