@@ -25,7 +25,7 @@ ops_cert "$tmp"
 
 sock=/run/waitlist/fcgi.sock
 if [ -n "${WL_VAR:-}" ]; then
-	sock=$(sed -n 's/^fcgi_socket *= *//p' "$WL_VAR/waitlist.conf")
+	sock=$(wl_conf_get "$WL_VAR/waitlist.conf" server fcgi_socket)
 fi
 # From a range apart from script/test's.
 https_port=$(wl_free_port 19100 19900)

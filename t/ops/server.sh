@@ -94,15 +94,15 @@ echo "server: ok (key, one per state, reuse, stop, a new database seeded again)"
 
 [ -n "$stack_var" ] || exit 0
 sock=$(wl_conf_get "$stack_var/waitlist.conf" database socket)
+stack_sql() { mariadb --no-defaults --socket="$sock" -u "$(id -un)" -N -e "$1"; }
 db=waitlist_server_$$
-mariadb --no-defaults --socket="$sock" -u "$(id -un)" -e "CREATE DATABASE $db"
-trap 'mariadb --no-defaults --socket="$sock" -u "$(id -un)" -e "DROP DATABASE IF EXISTS $db" || true; cleanup' EXIT
+stack_sql "CREATE DATABASE $db"
+trap 'stack_sql "DROP DATABASE IF EXISTS $db" || true; cleanup' EXIT
 sed -i -e "s|^socket = .*|socket = $sock|" -e "s|^name = .*|name = $db|" "$var/waitlist.conf"
 start
 [ ! -e "$var/run/db.pid" ] || fail "started a MariaDB of its own with another server configured"
 grep -q "using the database server of" "$tmp/out" || fail "did not say which server it uses"
-n=$(mariadb --no-defaults --socket="$sock" -u "$(id -un)" -N -e \
-	"SELECT COUNT(*) FROM $db.tenants WHERE name = 'Demo Bistro'")
+n=$(stack_sql "SELECT COUNT(*) FROM $db.tenants WHERE name = 'Demo Bistro'")
 [ "$n" = 1 ] || fail "the demo tenant is not in the configured server's database ($n)"
 stop
 echo "server: ok (the configured database server)"
