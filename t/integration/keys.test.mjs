@@ -15,13 +15,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { api, businessCopy, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
+import { CTL_ARGV, api, businessCopy, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
 import {
   ALL_SCOPES, DAY_MS, assertError, assertOk, countEntries, countEvents, createKey, freshMinute, pinned,
   sha256hex, tenantSet, walkIn,
 } from './util-limits.mjs';
 
-const CTL_ARGV = process.env.WL_CTL.split(' ').filter(Boolean);
 const keyCount = (tenantId) => Number(sql(`SELECT COUNT(*) FROM api_keys WHERE tenant_id = '${tenantId}'`)[0][0]);
 const listed = (tenantId, id) => ctl('key', 'list', '--tenant', tenantId).keys.find((k) => k.id === id);
 
@@ -95,9 +94,8 @@ test('activeKeys limits the active keys: the key over the limit fails, revoking 
 
 test('keys created at once do not pass activeKeys together', async () => {
   const refs = seed(fixture({ limits: { activeKeys: 4 } }));
-  const CTL = process.env.WL_CTL.split(' ').filter(Boolean);
   const run = () => new Promise((resolve) => {
-    const p = spawn(CTL[0], [...CTL.slice(1), 'key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read'],
+    const p = spawn(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read'],
       { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr.on('data', (d) => { err += d; });

@@ -27,7 +27,8 @@ export const BASE = env('WL_BASE_URL').replace(/\/+$/, '');
 export const ORIGIN = new URL(BASE).origin;
 const VAR = env('WL_VAR');
 const REPO = env('WL_REPO');
-const CTL = env('WL_CTL').split(' ').filter(Boolean);
+// waitlistctl's command line, as argv.
+export const CTL_ARGV = env('WL_CTL').split(' ').filter(Boolean);
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -84,7 +85,7 @@ export async function api(method, path, { key, body, rawBody, headers = {}, idem
 
 // Runs waitlistctl; returns its JSON output (null if it printed nothing).
 export function ctl(...args) {
-  const r = spawnSync(CTL[0], [...CTL.slice(1), ...args], { encoding: 'utf8' });
+  const r = spawnSync(CTL_ARGV[0], [...CTL_ARGV.slice(1), ...args], { encoding: 'utf8' });
   if (r.error) throw r.error;
   if (r.status !== 0) {
     throw new Error(`waitlistctl ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
@@ -108,7 +109,7 @@ export function tenantSet(tenantId, ...args) {
 
 // Runs waitlistctl expecting failure; a success shows as code 0.
 export function ctlFail(...args) {
-  const r = spawnSync(CTL[0], [...CTL.slice(1), ...args], { encoding: 'utf8' });
+  const r = spawnSync(CTL_ARGV[0], [...CTL_ARGV.slice(1), ...args], { encoding: 'utf8' });
   if (r.error) throw r.error;
   return { code: r.status, stderr: r.stderr };
 }

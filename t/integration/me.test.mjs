@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { api, fixture, seed, sql } from './lib.mjs';
+import { CTL_ARGV, api, fixture, seed, sql } from './lib.mjs';
 import {
   ALL_SCOPES, DEFAULT_LIMITS, assertError, assertKeys, assertOk, createKey, tenantSet,
 } from './util-foundation.mjs';
@@ -142,7 +142,7 @@ test('GET /me limits follow waitlistctl tenant set --limit at once', async () =>
 
 test('waitlistctl takes --config anywhere (also as --config=FILE) and several NAME=N after one --limit', async () => {
   const refs = seed(fixture());
-  const [bin, flag, conf] = process.env.WL_CTL.split(' ').filter(Boolean);
+  const [bin, flag, conf] = CTL_ARGV;
   assert.equal(flag, '--config');
   const run = (...args) => {
     const r = spawnSync(bin, args, { encoding: 'utf8', env: { ...process.env, WAITLIST_CONFIG: '/nonexistent.conf' } });
