@@ -17,8 +17,8 @@
 
 struct feed_filter {
 	unsigned types;	/* bit per enum wl_event_type; 0: all */
-	char business[200];
-	char queue[200];
+	char business[WL_ID_PARAM_BYTES];
+	char queue[WL_ID_PARAM_BYTES];
 };
 
 static int
@@ -122,7 +122,7 @@ wl_h_events(struct wl_ctx *ctx)
 {
 	struct wl_rows *rows = NULL, *ctr = NULL;
 	struct feed_filter f;
-	char canon[600], pos[32];
+	char canon[64 + 2 * WL_ID_PARAM_BYTES], pos[32];
 	long long after = 0, last, purged;
 	cJSON *root = NULL, *a;
 	int limit, rc, shown = 0, more = 0;

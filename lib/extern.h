@@ -112,6 +112,7 @@ cJSON *wl_json_add_ts(cJSON *, const char *, int64_t ms); /* <0: null */
 int wl_utf8_valid(const char *, size_t);
 int wl_json_strict(const char *, size_t);
 size_t wl_utf8_len(const char *); /* code points */
+size_t wl_utf8_prefix(const char *, size_t max);
 /* Parse text that must be a JSON object; NULL when it is not. */
 cJSON *wl_json_parse_object(const char *, size_t);
 /* Strings array -> cJSON array. */
@@ -590,6 +591,9 @@ wl_id_usable(const char *id)
 	return n > 0 && id[n - 1] != ' ';
 }
 int wl_business_id_valid(const char *);
+/* Bytes of a business or line id parameter: 160 characters of up to 4
+ * bytes each, and the terminator. */
+#define WL_ID_PARAM_BYTES (4 * 160 + 1)
 int wl_queue_load(struct wl_ctx *, const char *id, struct wl_queue *);
 int wl_queue_find(struct wl_ctx *, const char *id);
 void wl_queue_clear(struct wl_queue *);

@@ -275,7 +275,8 @@ wl_h_queue_list(struct wl_ctx *ctx)
 {
 	const struct wl_key *k = &ctx->key;
 	struct wl_rows *rows = NULL;
-	char biz[700], filters[720], pos[WL_ID_MAX * 2];
+	char biz[WL_ID_PARAM_BYTES], filters[sizeof("businessId=") + sizeof(biz)];
+	char pos[WL_ID_MAX * 2];
 	cJSON *root = NULL, *a;
 	int limit, rc;
 	size_t n;

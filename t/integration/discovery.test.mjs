@@ -317,6 +317,8 @@ test('ids with non-ASCII characters are simply not found, never a 500', async ()
     `/waitlist/queues/${enc('é')}`,
     `/waitlist/queues?businessId=${enc('é')}`,
     `/waitlist/queues?businessId=${enc('é'.repeat(160))}`,
+    `/events?businessId=${enc('é'.repeat(160))}`,
+    `/events?queueId=${enc('😀'.repeat(160))}`,
   ];
   for (const path of unknown) {
     const res = await api('GET', path, { key: R.kAll });
@@ -332,6 +334,9 @@ test('ids with non-ASCII characters are simply not found, never a 500', async ()
     400, 'validation_failed');
   assertError(await api('GET', `/waitlist/queues?businessId=${enc('é'.repeat(161))}`, { key: R.kAll }),
     400, 'validation_failed');
+  for (const name of ['businessId', 'queueId'])
+    assertError(await api('GET', `/events?${name}=${enc('😀'.repeat(161))}`, { key: R.kAll }),
+      400, 'validation_failed');
 });
 
 test('a key restricted to a business sees only that business and its lines', async () => {
