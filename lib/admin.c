@@ -273,8 +273,9 @@ owned_ids(struct wl_db *db, enum wl_stmt stmt, const char *what,
 				 SQL_ARGS(SQL_STR(v[i]), SQL_STR(tenant)),
 				 &rows, NULL);
 		if (rc == WL_OK && rows->nrows == 0) {
-			snprintf(err, errsz, "%s %.100s is not one of tenant "
-				 "%s's", what, v[i], tenant);
+			snprintf(err, errsz, "%s %.*s is not one of tenant "
+				 "%s's", what, (int)wl_utf8_prefix(v[i], 100),
+				 v[i], tenant);
 			rc = WL_ERR_INVALID;
 		}
 		wl_rows_free(rows);

@@ -24,8 +24,9 @@ wl_body_only(struct wl_ctx *ctx, const cJSON *obj, const char *const *allowed)
 				break;
 		if (allowed[i] == NULL) {
 			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "%.100s is not a field this operation "
+				       "%.*s is not a field this operation "
 				       "accepts",
+				       (int)wl_utf8_prefix(it->string, 100),
 				       it->string);
 			return -1;
 		}
@@ -319,8 +320,9 @@ wl_custom_data_merge(struct wl_ctx *ctx, const char *queue_id, cJSON *data,
 				break;
 		if (r == f->nrows) {
 			wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-				       "customData.%.60s is not a public field "
+				       "customData.%.*s is not a public field "
 				       "of this line",
+				       (int)wl_utf8_prefix(it->string, 60),
 				       it->string);
 			goto out;
 		}

@@ -317,6 +317,19 @@ wl_utf8_len(const char *s)
 	return n;
 }
 
+/* Bytes of the longest prefix of s, at most max, that does not end inside
+ * a character: for quoting caller text in a message without breaking it. */
+size_t
+wl_utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	if (s[n] != '\0')
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	return n;
+}
+
 #define JSON_DEPTH_MAX 64
 
 static void

@@ -73,8 +73,9 @@ unknown_ref(struct seed *s, const char *path, const char *name,
 {
 	char msg[200];
 
-	snprintf(msg, sizeof(msg), "%s: \"%.60s\" is not the ref of one of "
-		 "the fixture's %s of %s", name, ref, name, whose);
+	snprintf(msg, sizeof(msg), "%s: \"%.*s\" is not the ref of one of "
+		 "the fixture's %s of %s", name, (int)wl_utf8_prefix(ref, 60),
+		 ref, name, whose);
 	return bad(s, path, msg);
 }
 
@@ -581,7 +582,8 @@ warn_unknown(const cJSON *o, const char *const *known, const char *path)
 			;
 		if (known[i] == NULL)
 			fprintf(stderr, "waitlistctl: seed: %s: unknown member "
-				"\"%.60s\" ignored\n", path, it->string);
+				"\"%.*s\" ignored\n", path,
+				(int)wl_utf8_prefix(it->string, 60), it->string);
 	}
 }
 

@@ -320,6 +320,21 @@ START_TEST(utf8_len_counts_code_points)
 }
 END_TEST
 
+START_TEST(utf8_prefix_ends_on_a_character_boundary)
+{
+	const char *e3 = "\xe2\x82\xac\xe2\x82\xac"; /* two 3-byte characters */
+
+	ck_assert_uint_eq(wl_utf8_prefix("abc", 10), 3);
+	ck_assert_uint_eq(wl_utf8_prefix("abc", 2), 2);
+	ck_assert_uint_eq(wl_utf8_prefix(e3, 6), 6);
+	ck_assert_uint_eq(wl_utf8_prefix(e3, 5), 3);
+	ck_assert_uint_eq(wl_utf8_prefix(e3, 4), 3);
+	ck_assert_uint_eq(wl_utf8_prefix(e3, 3), 3);
+	ck_assert_uint_eq(wl_utf8_prefix(e3, 2), 0);
+	ck_assert_uint_eq(wl_utf8_prefix("\xf0\x9f\x98\x80", 3), 0);
+}
+END_TEST
+
 START_TEST(parse_object_accepts_an_object_with_trailing_space)
 {
 	const char *t = "  {\"a\":1,\"b\":{\"c\":[1,{\"d\":\"\xc3\xa9\"}]}}"
@@ -520,6 +535,7 @@ suite_json(void)
 	tcase_add_test(tu, utf8_refuses_malformed_sequences);
 	tcase_add_test(tu, utf8_refuses_embedded_nul);
 	tcase_add_test(tu, utf8_len_counts_code_points);
+	tcase_add_test(tu, utf8_prefix_ends_on_a_character_boundary);
 	suite_add_tcase(s, tu);
 	tcase_add_test(tp, parse_object_accepts_an_object_with_trailing_space);
 	tcase_add_test(tp, parse_object_honours_the_length);

@@ -253,6 +253,17 @@ test('malformed bodies are 400 invalid_json and write nothing', async () => {
   assert.equal(entryCount(A.tenantId), before);
 });
 
+test('a long unknown member is quoted whole characters at a time', async () => {
+  const euros = (n) => '\u20ac'.repeat(n); // three bytes each
+  const res = await create(A.key, base({ [euros(40)]: 1 }));
+  assertError(res, 400, 'validation_failed');
+  assert.ok(res.json.error.startsWith(`${euros(33)} is not a field`), res.json.error);
+  const cd = await create(A.key, { queueId: A.q2, fullName: NAME, serviceTypeId: A.s1,
+    customData: { [A.f3]: 'x', [euros(30)]: 1 } });
+  assertError(cd, 400, 'validation_failed');
+  assert.ok(cd.json.error.startsWith(`customData.${euros(20)} is not a public field`), cd.json.error);
+});
+
 test('a line of another tenant, an unknown line and a line outside the key are 404', async () => {
   const before = entryCount(A.tenantId);
   assertError(await create(A.key, base({ queueId: B.queueId })), 404, 'not_found');

@@ -72,7 +72,8 @@ export async function api(method, path, { key, body, rawBody, headers = {}, idem
   const url = /^https?:\/\//.test(path) ? path : BASE + path;
   // No answer within a minute is a failure, never a run that hangs.
   const res = await fetch(url, { method, headers: h, body: payload, signal: AbortSignal.timeout(60000) });
-  const text = await res.text();
+  // Strict: a body that is not valid UTF-8 throws here, in any test.
+  const text = new TextDecoder('utf-8', { fatal: true }).decode(await res.arrayBuffer());
   let json = null;
   try {
     json = JSON.parse(text);
