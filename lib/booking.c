@@ -164,7 +164,8 @@ wl_booking_capacity(struct wl_ctx *ctx, const struct wl_queue *q,
 	intervals_free(&iv);
 	if (taken >= q->capacity) {
 		wl_reply_error(ctx, WL_C_BOOKING_UNAVAILABLE,
-			       "that time is fully booked");
+			       "scheduledFor is fully booked: no room for "
+			       "another booking at that time");
 		return -1;
 	}
 	return 0;

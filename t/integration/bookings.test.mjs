@@ -176,7 +176,9 @@ test('six concurrent bookings of one slot with capacity 2: two 201, four 409', a
   const c = await write('POST', `/bookings/${first.id}/cancel`, A.key, { expectedStatus: 'confirmed', expectedVersion: 1 });
   assert.equal(c.status, 200, c.text);
   await mustCreate(A.key, booking(A.qCap, at));
-  assertError(await create(A.key, booking(A.qCap, at)), 409, 'booking_unavailable');
+  const full = await create(A.key, booking(A.qCap, at));
+  assertError(full, 409, 'booking_unavailable');
+  assert.match(full.json.error, /^scheduledFor /, 'the message names the field');
 });
 
 test('capacity counts overlapping intervals, not only equal start times', async () => {
