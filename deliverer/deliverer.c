@@ -282,7 +282,9 @@ fail:
 	return -1;
 }
 
-/* The outcome of finished transfer x. */
+/* The outcome of finished transfer x.  A 2xx status line is the
+ * receiver's answer: it counts even when the rest of the response then
+ * times out or breaks off, as the body is never read. */
 static void
 result_of(const struct xfer *x, CURLcode code, int64_t now,
 	  struct wl_send_result *res)
@@ -293,11 +295,13 @@ result_of(const struct xfer *x, CURLcode code, int64_t now,
 	res->attempted_at = x->started;
 	res->duration_ms = (long)(now - x->started);
 	res->retry_after = x->retry_after;
-	res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
-	if (code == CURLE_OK &&
-	    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) ==
-		CURLE_OK)
+	if (curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) !=
+	    CURLE_OK)
+		status = 0;
+	if (code == CURLE_OK || (status >= 200 && status < 300))
 		res->http_status = (int)status;
+	else
+		res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
 }
 
 /* Hand every transfer that has finished to the store, to be recorded

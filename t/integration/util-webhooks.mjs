@@ -213,8 +213,9 @@ export async function waitUntil(fn, timeoutMs, what) {
 // A recording HTTP server on 127.0.0.1 (random port).  Each endpoint is a
 // path /hook/<name>; recv.url(name) gives its address.  Every request is
 // kept with its headers and exact raw body.  Answers follow a per-endpoint
-// script: recv.plan(url, {status, headers, delayMs, body}, ...) queues
-// answers; after the queue, recv.setDefault(url, step) (else 200).
+// script: recv.plan(url, {status, headers, delayMs, bodyDelayMs, body}, ...)
+// queues answers (bodyDelayMs: the status line at once, the body that much
+// later); after the queue, recv.setDefault(url, step) (else 200).
 export async function startReceiver() {
   const requests = [];
   const plans = new Map();
@@ -235,9 +236,11 @@ export async function startReceiver() {
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(step.status, { 'content-type': 'text/plain', ...(step.headers || {}) });
-        res.end(step.body ?? 'ok');
         record.answeredAt = Date.now();
         record.answered = step.status;
+        if (!step.bodyDelayMs) return res.end(step.body ?? 'ok');
+        res.flushHeaders(); // the status line now, the body later
+        setTimeout(() => res.destroyed || res.end(step.body ?? 'ok'), step.bodyDelayMs);
       };
       if (step.delayMs) setTimeout(send, step.delayMs);
       else send();

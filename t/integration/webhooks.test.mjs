@@ -590,6 +590,28 @@ describe('delivery', () => {
     checkDelivery(s.secret, r2, { type: CREATED });
   });
 
+  test('a 2xx status line within 10 s is success, however late its body; no status line is a timeout', { timeout: 60000 }, async () => {
+    const t = newTenant();
+    const slowBody = rx.url(uniq('slowbody'));
+    const noAnswer = rx.url(uniq('noanswer'));
+    rx.plan(slowBody, { status: 200, bodyDelayMs: 12000 });
+    rx.plan(noAnswer, { status: 200, delayMs: 12000 });
+    const a = await mustCreateSub(t.k1, { url: slowBody, eventTypes: [CREATED] });
+    const b = await mustCreateSub(t.k1, { url: noAnswer, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    const ok = await waitDelivery(t.k1, a.id, (x) => x.status === 'succeeded', 'the slow-bodied 200 to count', 25000);
+    assert.equal(ok.attemptCount, 1);
+    assert.equal(ok.attempts[0].responseStatus, 200);
+    assert.equal(ok.attempts[0].errorClass, null);
+    const late = await waitDelivery(t.k1, b.id, (x) => x.attemptCount >= 1, 'the unanswered attempt to end', 25000);
+    assert.equal(late.status, 'pending');
+    assert.equal(late.attempts[0].responseStatus, null);
+    assert.equal(late.attempts[0].errorClass, 'timeout');
+    assert.ok(late.attempts[0].durationMs >= 9900, `timed out after ${late.attempts[0].durationMs} ms`);
+    await wh('DELETE', `/webhooks/subscriptions/${b.id}`, { key: t.k1, idempotencyKey: uniq('idem') });
+    assert.equal(rx.at(slowBody).length, 1, 'the 200 was not sent again');
+  });
+
   test('network errors are retried and recorded with errorClass network', async () => {
     const t = newTenant();
     // A port nobody listens on.
