@@ -284,6 +284,20 @@ describe('subscription API', () => {
     assert.deepEqual(ok.json.subscription.queueIds, [t.q1]);
   });
 
+  test('a line filter outside the business filter is 400 validation_failed, and hidden from keys of that business', async () => {
+    const t = newTenantTwoBusinesses();
+    const other = (await wh('GET', `/waitlist/queues?businessId=${t.b2}&limit=100`, { key: t.k1 })).json.queues[0].id;
+    const url = rx.url(uniq('mismatch'));
+    const bad = await createSub(t.k1, { url, eventTypes: [CREATED], businessIds: [t.b1], queueIds: [t.q1, other] });
+    assertError(bad, 400, 'validation_failed');
+    assert.match(bad.json.error, new RegExp(`^queueIds: ${other} `));
+    const both = await mustCreateSub(t.k1, { url, eventTypes: [CREATED], businessIds: [t.b1, t.b2], queueIds: [t.q1, other] });
+    assert.deepEqual(both.queueIds, [t.q1, other]);
+    const kB1 = makeKey(t.t1, ALL_SCOPES, { businesses: [t.b1] }).key;
+    const seen = await wh('GET', '/webhooks/subscriptions', { key: kB1 });
+    assert.deepEqual(seen.json.subscriptions, [], 'nothing names a line of b2 to a key of b1');
+  });
+
   test('a repeated business or line id counts once; more than 100 is 400 validation_failed', async () => {
     const t = newTenant();
     const url = rx.url(uniq('dups'));
