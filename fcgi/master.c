@@ -182,10 +182,11 @@ reload(struct pool *p)
 	char err[512];
 
 	if ((c = wl_config_load(p->config_path, err, sizeof(err))) == NULL) {
-		wl_log(WL_LOG_ERROR,
-		       "\"msg\":\"reload failed; keeping the old "
-		       "configuration\"");
-		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		/* (It names a key and a line; string values are never
+		 * echoed, so no secret is logged.) */
+		wl_log_error(WL_LOG_ERROR,
+			     "reload failed; keeping the old configuration",
+			     err);
 		return -1;
 	}
 	notify("RELOADING=1");

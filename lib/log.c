@@ -116,6 +116,19 @@ wl_log(enum wl_log_level level, const char *fmt, ...)
 		(void)!write(STDERR_FILENO, line, len);
 }
 
+/* A line naming what failed (msg, a literal) and why (any text). */
+void
+wl_log_error(enum wl_log_level level, const char *msg, const char *why)
+{
+	cJSON *s = cJSON_CreateString(why ? why : "");
+	char *quoted = s ? cJSON_PrintUnformatted(s) : NULL;
+
+	wl_log(level, "\"msg\":\"%s\",\"error\":%s", msg,
+	       quoted ? quoted : "null");
+	free(quoted);
+	cJSON_Delete(s);
+}
+
 /*
  * The same line, added to lines to be written together by
  * wl_log_flush() (many lines, one write).  A line that does not fit in

@@ -92,6 +92,10 @@ WL_EXPORT void wl_log_set_level(const char *level);
 WL_EXPORT void wl_log_set_component(const char *name);
 WL_EXPORT void wl_log(enum wl_log_level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A line {"msg": msg, "error": why}, with why escaped (it must hold no
+ * secret or guest value). */
+WL_EXPORT void wl_log_error(enum wl_log_level, const char *msg,
+			     const char *why);
 
 /*
  * The application: configuration, secret and one database connection.

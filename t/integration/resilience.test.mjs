@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -129,6 +129,31 @@ test('SIGHUP replaces every worker while requests keep succeeding', async () => 
   assert.deepEqual(failures, [], 'requests failed during the reload');
   assert.ok(served > 5, `only ${served} requests were served during the reload`);
   assert.equal(masterPid(), master);
+});
+
+test('a SIGHUP with a bad configuration keeps the old one, and logs why as one JSON line', async () => {
+  const refs = seed(roomy());
+  const master = masterPid();
+  const conf = join(VAR, 'waitlist.conf');
+  const log = join(VAR, 'log', 'fcgi.log');
+  const good = readFileSync(conf, 'utf8');
+  const from = readFileSync(log).length;
+  const before = workers(master);
+  try {
+    writeFileSync(conf, `${good}\n[webhooks]\nbogus_key = 1\n`);
+    process.kill(master, 'SIGHUP');
+    await waitFor('the refusal in the log', 5000, () => readFileSync(log).subarray(from).includes('reload failed'));
+  } finally {
+    writeFileSync(conf, good);
+  }
+  const lines = readFileSync(log).subarray(from).toString('utf8').split('\n').filter(Boolean);
+  for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `not a JSON line: ${l}`);
+  const line = lines.map((l) => JSON.parse(l)).find((o) => o.msg === 'reload failed; keeping the old configuration');
+  assert.ok(line, lines.join('\n'));
+  assert.equal(line.level, 'error');
+  assert.match(line.error, /unknown key \[webhooks\] bogus_key/);
+  assert.deepEqual(workers(master), before, 'the workers were kept');
+  assert.equal((await api('GET', '/me', { key: refs.k1 })).status, 200);
 });
 
 test('bursts of concurrent requests are all answered', async () => {
