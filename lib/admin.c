@@ -55,25 +55,14 @@ apply_file(struct wl_app *app, const char *dir, const char *name, char *err,
 {
 	char path[4096];
 	struct wl_buf b = {.max = 4 << 20};
-	char chunk[8192];
-	size_t n;
-	FILE *f;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
-		return WL_ERR_IO;
+	if ((rc = wl_buf_read_file(&b, path, err, errsz)) != WL_OK) {
+		wl_buf_free(&b);
+		return rc;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (wl_buf_append(&b, chunk, n) != WL_OK) {
-			fclose(f);
-			wl_buf_free(&b);
-			snprintf(err, errsz, "%s: too large", path);
-			return WL_ERR_IO;
-		}
-	fclose(f);
-	rc = wl_sql_raw(app->db, b.p ? b.p : "");
+	rc = wl_sql_raw(app->db, b.p);
 	wl_buf_free(&b);
 	if (rc != WL_OK) {
 		snprintf(err, errsz, "%s: %s", name, wl_db_error(app->db));

@@ -10,29 +10,22 @@
 
 #include "extern.h"
 
+/* Read the file that [server] key names; err names the key. */
 static int
-read_file(const char *path, size_t max, struct wl_buf *b, char *err,
-	  size_t errsz)
+read_file(const char *key, const char *path, size_t max, struct wl_buf *b,
+	  char *err, size_t errsz)
 {
-	char chunk[8192];
-	size_t n;
-	FILE *f;
+	char why[480];
+	int rc;
 
-	b->max = max;
-	if ((f = fopen(path, "rb")) == NULL) {
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
-		return WL_ERR_IO;
+	if (*path == '\0') {
+		snprintf(err, errsz, "[server] %s: no file named", key);
+		return WL_ERR_CONFIG;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (wl_buf_append(b, chunk, n) != WL_OK) {
-			snprintf(err, errsz, "%s: too large", path);
-			fclose(f);
-			return WL_ERR_IO;
-		}
-	fclose(f);
-	if (b->p == NULL && wl_buf_append(b, "", 0) != WL_OK)
-		return WL_ERR_NOMEM;
-	return WL_OK;
+	b->max = max;
+	if ((rc = wl_buf_read_file(b, path, why, sizeof(why))) != WL_OK)
+		snprintf(err, errsz, "[server] %s: %s", key, why);
+	return rc;
 }
 
 /*
@@ -47,8 +40,11 @@ load_secret(struct wl_app *app, const char *path, char *err, size_t errsz)
 	size_t n;
 	int rc;
 
-	if ((rc = read_file(path, 4096, &b, err, errsz)) != WL_OK)
+	if ((rc = read_file("secret_key_file", path, 4096, &b, err, errsz)) !=
+	    WL_OK) {
+		wl_buf_free(&b);
 		return rc;
+	}
 	n = b.len;
 	while (n > 0 && (b.p[n - 1] == '\n' || b.p[n - 1] == '\r' ||
 			 b.p[n - 1] == ' '))
@@ -99,9 +95,11 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 	    load_secret(app, cfg->secret_key_file, err, errsz) != WL_OK)
 		goto fail;
 	if (flags & WL_APP_OPENAPI) {
-		if (read_file(cfg->openapi_file, 4 << 20, &doc, err, errsz) !=
-		    WL_OK)
+		if (read_file("openapi_file", cfg->openapi_file, 4 << 20, &doc,
+			      err, errsz) != WL_OK) {
+			wl_buf_free(&doc);
 			goto fail;
+		}
 		app->openapi = doc.p;
 		app->openapi_len = doc.len;
 	}

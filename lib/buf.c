@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -68,4 +69,35 @@ wl_buf_free(struct wl_buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+/*
+ * Append the whole file at path (within the buffer's cap).  Returns WL_OK,
+ * or WL_ERR_IO with "path: why" in err (a directory is refused too).
+ */
+int
+wl_buf_read_file(struct wl_buf *b, const char *path, char *err, size_t errsz)
+{
+	char chunk[8192];
+	size_t n;
+	FILE *f;
+	int rc = WL_OK;
+
+	if ((f = fopen(path, "rb")) == NULL) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return WL_ERR_IO;
+	}
+	while (rc == WL_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (wl_buf_append(b, chunk, n) != WL_OK) {
+			snprintf(err, errsz, "%s: too large", path);
+			rc = WL_ERR_IO;
+		}
+	if (rc == WL_OK && ferror(f)) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		rc = WL_ERR_IO;
+	}
+	fclose(f);
+	if (rc == WL_OK && b->p == NULL && wl_buf_append(b, "", 0) != WL_OK)
+		rc = WL_ERR_NOMEM;
+	return rc;
 }

@@ -133,6 +133,16 @@ trim(char *s)
 	return s;
 }
 
+/* The keys that hold host lists (see wl_host_listed()). */
+static const struct {
+	const char *name;
+	size_t offset;
+} host_lists[] = {
+    {"allowed_hosts", offsetof(struct wl_config, allowed_hosts)},
+    {"insecure_hosts", offsetof(struct wl_config, insecure_hosts)},
+    {"zapier_hosts", offsetof(struct wl_config, zapier_hosts)},
+};
+
 static int
 check(const struct wl_config *c, char *err, size_t errsz)
 {
@@ -154,6 +164,18 @@ check(const struct wl_config *c, char *err, size_t errsz)
 			 "path",
 			 c->fcgi_socket);
 		return WL_ERR_CONFIG;
+	}
+	for (i = 0; i < sizeof(host_lists) / sizeof(*host_lists); i++) {
+		const char *list = *(char *const *)((const char *)c +
+						     host_lists[i].offset);
+		char bad[256];
+		if (wl_host_list_check(list, bad, sizeof(bad)) < 0) {
+			snprintf(err, errsz,
+				 "[webhooks] %s: \"%s\" is not a host name "
+				 "(name, *.name or IP address; comma-separated)",
+				 host_lists[i].name, bad);
+			return WL_ERR_CONFIG;
+		}
 	}
 	if (c->retry_base_seconds > c->retry_cap_seconds) {
 		snprintf(err, errsz,
@@ -248,25 +270,14 @@ wl_config_load(const char *path, char *err, size_t errsz)
 {
 	struct wl_buf b = {.max = 1 << 20};
 	struct wl_config *c;
-	char chunk[4096];
-	size_t n;
-	FILE *f;
 
 	if (path == NULL)
 		path = wl_config_default_path();
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+	if (wl_buf_read_file(&b, path, err, errsz) != WL_OK) {
+		wl_buf_free(&b);
 		return NULL;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (wl_buf_append(&b, chunk, n) != WL_OK) {
-			snprintf(err, errsz, "%s: too large", path);
-			fclose(f);
-			wl_buf_free(&b);
-			return NULL;
-		}
-	fclose(f);
-	c = wl_config_parse(b.p ? b.p : "", err, errsz);
+	c = wl_config_parse(b.p, err, errsz);
 	if (c == NULL) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s: %s", path, err);

@@ -32,6 +32,8 @@ int wl_buf_append(struct wl_buf *, const void *, size_t);
 int wl_buf_printf(struct wl_buf *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 void wl_buf_free(struct wl_buf *);
+int wl_buf_read_file(struct wl_buf *, const char *path, char *err,
+		     size_t errsz);
 
 /* Log lines written together (log.c); start zeroed. */
 struct wl_loglines {
@@ -725,6 +727,7 @@ int wl_secret_open(const unsigned char *server, const char *sealed,
 int wl_webhook_sign(const char *secret, const char *id, long long ts,
 		    const char *body, size_t len, char *out);
 int wl_host_listed(const char *list, const char *host);
+int wl_host_list_check(const char *list, char *bad, size_t badsz);
 int wl_addr_private(const char *ip);
 int wl_dest_check(const struct wl_config *, enum wl_itype, const char *url,
 		  char *host, size_t hostsz, char *why, size_t whysz);

@@ -20,25 +20,36 @@
 
 #include "extern.h"
 
+/* An entry of a host list, without the spaces around it (in place). */
+static char *
+entry(char *e)
+{
+	size_t el;
+
+	while (*e == ' ')
+		e++;
+	for (el = strlen(e); el > 0 && e[el - 1] == ' '; el--)
+		e[el - 1] = '\0';
+	return e;
+}
+
 /* Is host in the comma-separated list?  "*.example.com" or
  * ".example.com" entries match subdomains. */
 int
 wl_host_listed(const char *list, const char *host)
 {
 	char **v = NULL;
-	size_t n = 0, i, hl = strlen(host);
+	size_t n = 0, i, hl = strlen(host), el;
 	int found = 0;
 
 	if (wl_split_list(list ? list : "", &v, &n) < 0)
 		return 0;
 	for (i = 0; i < n && !found; i++) {
-		const char *e = v[i];
-		size_t el;
-		while (*e == ' ')
-			e++;
+		const char *e = entry(v[i]);
 		if (e[0] == '*')
 			e++;
-		el = strlen(e);
+		if ((el = strlen(e)) == 0)
+			continue;
 		if (e[0] == '.')
 			found = hl > el && strcasecmp(host + hl - el, e) == 0;
 		else
@@ -46,6 +57,62 @@ wl_host_listed(const char *list, const char *host)
 	}
 	wl_strv_free(v, n);
 	return found;
+}
+
+/* A host name: labels of letters, digits, '-' and '_' (1 to 63 each, no
+ * '-' at either end), 1 to 253 characters in all. */
+static int
+host_name_ok(const char *s, size_t len)
+{
+	size_t i, label = 0;
+
+	if (len == 0 || len > 253)
+		return 0;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '.') {
+			if (label == 0 || s[i - 1] == '-')
+				return 0;
+			label = 0;
+		} else if (isalnum(c) || c == '_' || c == '-') {
+			if ((label == 0 && c == '-') || ++label > 63)
+				return 0;
+		} else
+			return 0;
+	}
+	return label > 0 && s[len - 1] != '-';
+}
+
+/*
+ * Check a host list as wl_host_listed() reads it: comma-separated names
+ * ("*.name" or ".name" for subdomains) or IP addresses, spaces around
+ * them allowed.  Returns 0, or -1 with the first bad entry in bad.
+ */
+int
+wl_host_list_check(const char *list, char *bad, size_t badsz)
+{
+	char **v = NULL, ip[16];
+	size_t n = 0, i;
+	int ok = 1;
+
+	if (wl_split_list(list ? list : "", &v, &n) < 0) {
+		snprintf(bad, badsz, "(out of memory)");
+		return -1;
+	}
+	for (i = 0; i < n && ok; i++) {
+		const char *e = entry(v[i]);
+		if (inet_pton(AF_INET, e, ip) == 1 ||
+		    inet_pton(AF_INET6, e, ip) == 1)
+			continue;
+		if (e[0] == '*' && e[1] == '.')
+			e++;
+		if (e[0] == '.')
+			e++;
+		if (!(ok = host_name_ok(e, strlen(e))))
+			snprintf(bad, badsz, "%s", v[i]);
+	}
+	wl_strv_free(v, n);
+	return ok ? 0 : -1;
 }
 
 /* Is the textual IPv4/IPv6 address private, loopback, link-local,

@@ -277,6 +277,47 @@ START_TEST(retry_base_above_cap_is_refused)
 }
 END_TEST
 
+START_TEST(host_lists_must_name_hosts)
+{
+	static const char *const bad[] = {
+	    "https://example.com/path", "not a host!!", ";;;", "-a.com",
+	    "a..b", "a.com, b.com/x", "a-.com", "*", "*.", NULL};
+	static const char *const good[] = {
+	    "", ",,", "127.0.0.1,localhost,::1", " *.example.com , .example.org ",
+	    "hooks.zapier.com", "under_score.test", NULL};
+	char text[256];
+	struct wl_config *c;
+	const char *e;
+	size_t i;
+
+	for (i = 0; bad[i]; i++) {
+		snprintf(text, sizeof(text), "[webhooks]\nzapier_hosts = %s\n",
+			 bad[i]);
+		e = refused(text);
+		ck_assert_msg(strstr(e, "[webhooks] zapier_hosts") != NULL,
+			      "%s: %s", bad[i], e);
+	}
+	for (i = 0; good[i]; i++) {
+		snprintf(text, sizeof(text),
+			 "[webhooks]\nallowed_hosts = %s\ninsecure_hosts = %s\n",
+			 good[i], good[i]);
+		c = wl_config_parse(text, err, sizeof(err));
+		ck_assert_msg(c != NULL, "%s refused: %s", good[i], err);
+		wl_config_free(c);
+	}
+	ck_assert_ptr_nonnull(strstr(
+	    refused("[webhooks]\ninsecure_hosts = a b\n"), "insecure_hosts"));
+}
+END_TEST
+
+START_TEST(load_of_a_directory_is_refused)
+{
+	err[0] = '\0';
+	ck_assert_ptr_null(wl_config_load("/tmp", err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "/tmp"));
+}
+END_TEST
+
 START_TEST(load_of_missing_file_names_the_path)
 {
 	const char *path = "/nonexistent/dir/waitlist.conf";
@@ -358,10 +399,12 @@ suite_config(void)
 	tcase_add_test(tc, bad_log_level_is_refused);
 	tcase_add_test(tc, relative_fcgi_socket_is_refused);
 	tcase_add_test(tc, retry_base_above_cap_is_refused);
+	tcase_add_test(tc, host_lists_must_name_hosts);
 	tcase_add_test(tc, free_of_null_is_a_no_op);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tl, load_of_missing_file_names_the_path);
 	tcase_add_test(tl, load_reads_a_file);
+	tcase_add_test(tl, load_of_a_directory_is_refused);
 	tcase_add_test(tl, load_error_names_the_path_and_the_key);
 	tcase_add_test(tl, default_path_follows_the_environment);
 	suite_add_tcase(s, tl);

@@ -400,6 +400,28 @@ START_TEST(app_refuses_a_short_secret)
 }
 END_TEST
 
+START_TEST(app_names_the_key_of_a_missing_or_unnamed_secret_file)
+{
+	struct wl_config *c;
+	struct wl_app *app2;
+	char err[512] = "";
+
+	c = config_with("/nonexistent/secret.key", openapi_path);
+	app2 = wl_app_new(c, WL_APP_SERVE, err, sizeof(err));
+	wl_app_free(app2);
+	wl_config_free(c);
+	ck_assert_ptr_null(app2);
+	ck_assert_str_eq(err, "[server] secret_key_file: /nonexistent/secret.key: "
+			      "No such file or directory");
+	c = config_with("", openapi_path);
+	app2 = wl_app_new(c, WL_APP_SERVE, err, sizeof(err));
+	wl_app_free(app2);
+	wl_config_free(c);
+	ck_assert_ptr_null(app2);
+	ck_assert_str_eq(err, "[server] secret_key_file: no file named");
+}
+END_TEST
+
 START_TEST(app_refuses_a_missing_openapi_file)
 {
 	struct wl_config *c;
@@ -631,6 +653,7 @@ suite_router(void)
 	tcase_add_test(th, bad_request_id_is_replaced);
 	tcase_add_test(th, app_without_serve_has_no_openapi);
 	tcase_add_test(th, app_refuses_a_short_secret);
+	tcase_add_test(th, app_names_the_key_of_a_missing_or_unnamed_secret_file);
 	tcase_add_test(th, app_refuses_a_missing_openapi_file);
 	tcase_set_timeout(th, 30);
 	suite_add_tcase(s, th);

@@ -367,6 +367,7 @@ START_TEST(host_list_matches_exactly_and_subdomains)
 {
 	ck_assert(wl_host_listed("hooks.example.com", "hooks.example.com"));
 	ck_assert(wl_host_listed("a.test, hooks.example.com", "hooks.example.com"));
+	ck_assert(wl_host_listed(" a.test , hooks.example.com ", "a.test"));
 	ck_assert(wl_host_listed("hooks.example.com", "HOOKS.Example.COM"));
 	ck_assert(!wl_host_listed("hooks.example.com", "example.com"));
 	ck_assert(!wl_host_listed("hooks.example.com", "x.hooks.example.com"));
