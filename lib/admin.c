@@ -197,21 +197,32 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 	      char *id, char *plain, size_t plainsz, char *err, size_t errsz)
 {
 	struct wl_rows *rows = NULL;
-	char digest[65];
+	char digest[65], scopes[256] = "";
 	unsigned mask;
 	int64_t now = wl_now_ms();
 	int rc;
+	size_t i;
 
 	if (wl_scopes_parse(scopes_csv, &mask) < 0) {
 		snprintf(err, errsz, "unknown scope in \"%s\"", scopes_csv);
 		return WL_ERR_INVALID;
 	}
+	/* Stored as the mask reads: each scope once, in the usual order. */
+	for (i = 0; i < WL_SCOPE__MAX; i++)
+		if (mask & (1u << i))
+			snprintf(scopes + strlen(scopes),
+				 sizeof(scopes) - strlen(scopes), "%s%s",
+				 *scopes ? "," : "", wl_scope_names[i]);
 	if (strcmp(type, "api") != 0 && strcmp(type, "zapier") != 0) {
 		snprintf(err, errsz, "key type must be api or zapier");
 		return WL_ERR_INVALID;
 	}
+	/* The default, within the maximum. */
 	if (days <= 0)
-		days = t->limits[WL_LIMIT_DEFAULT_EXPIRY];
+		days = t->limits[WL_LIMIT_DEFAULT_EXPIRY] <
+			       t->limits[WL_LIMIT_MAX_EXPIRY]
+			   ? t->limits[WL_LIMIT_DEFAULT_EXPIRY]
+			   : t->limits[WL_LIMIT_MAX_EXPIRY];
 	if (days > t->limits[WL_LIMIT_MAX_EXPIRY]) {
 		snprintf(err, errsz,
 			 "expiry of %lld days exceeds the tenant's maximum of "
@@ -239,7 +250,7 @@ wl_key_insert(struct wl_db *db, const struct wl_tenant *t,
 		return WL_ERR_CRYPTO;
 	return wl_sql_do(db, STMT_KEY_INSERT,
 			 SQL_ARGS(SQL_STR(id), SQL_STR(t->id), SQL_STR(digest),
-				  SQL_STR(scopes_csv), SQL_STR(biz_json),
+				  SQL_STR(scopes), SQL_STR(biz_json),
 				  SQL_STR(queue_json), SQL_STR(type),
 				  SQL_INT(now), SQL_INT(now + days * DAY_MS)));
 }
@@ -576,6 +587,10 @@ wl_admin_tenant_set(struct wl_app *app, const char *tenant_id,
 			rc = WL_ERR_INVALID;
 			goto out;
 		}
+	}
+	if (wl_limits_check(t.limits, err, errsz) < 0) {
+		rc = WL_ERR_INVALID;
+		goto out;
 	}
 	if ((rc = wl_tenant_store(app->db, &t)) != WL_OK) {
 		db_fail(app, rc, err, errsz);

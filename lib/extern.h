@@ -548,6 +548,7 @@ int wl_tenant_from_row(const struct wl_rows *, size_t r, size_t c0,
 		       struct wl_tenant *);
 void wl_tenant_clear(struct wl_tenant *);
 cJSON *wl_limits_json(const struct wl_tenant *);
+int wl_limits_check(const long long *limits, char *err, size_t errsz);
 
 /* Keys and tenant settings (admin.c), shared with seeding. */
 int wl_key_insert(struct wl_db *, const struct wl_tenant *,

@@ -508,6 +508,11 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 				  wl_limit_defaults[i], 0, 1000000000, &l[i],
 				  path)))
 			return rc;
+	{
+		char msg[160];
+		if (wl_limits_check(l, msg, sizeof(msg)) < 0)
+			return bad(s, path, msg);
+	}
 	if (wl_id_new("ten_", t.id) != WL_OK)
 		return WL_ERR_CRYPTO;
 	t.name = (char *)name;

@@ -83,6 +83,29 @@ wl_tenant_unavailable(const struct wl_tenant *t)
 	return WL_C_UPGRADE_REQUIRED;
 }
 
+/*
+ * The rate limits are at least 1: the rate limiter reads 0 as no limit at
+ * all, which GET /me would show as none allowed.  (activeKeys and
+ * webhookSubscriptions may be 0: none allowed.)  Returns 0 or -1 with a
+ * message.
+ */
+int
+wl_limits_check(const long long *l, char *err, size_t errsz)
+{
+	static const enum wl_limit rates[] = {
+	    WL_LIMIT_READS, WL_LIMIT_WRITES, WL_LIMIT_TENANT_READS,
+	    WL_LIMIT_TENANT_WRITES};
+	size_t i;
+
+	for (i = 0; i < sizeof(rates) / sizeof(*rates); i++)
+		if (l[rates[i]] < 1) {
+			snprintf(err, errsz, "limit %s must be at least 1",
+				 wl_limit_names[rates[i]]);
+			return -1;
+		}
+	return 0;
+}
+
 /* The limits object: the eight numbers by their public names. */
 cJSON *
 wl_limits_json(const struct wl_tenant *t)

@@ -59,6 +59,46 @@ test('the default expiry and the maximum follow the tenant limits', async () => 
   assert.equal(keyCount(refs.t1), n);
 });
 
+test('without --expires-in-days a key takes the maximum when it is below the default', async () => {
+  const refs = seed(fixture({ limits: { maximumKeyExpiryDays: 30 }, keys: [{ ref: 'k1', scopes: ['waitlist:read'] }] }));
+  for (const id of [ctl('key', 'list', '--tenant', refs.t1).keys[0].id, createKey(refs.t1, ['waitlist:read']).id]) {
+    const row = listed(refs.t1, id);
+    assert.equal(Date.parse(row.expiresAt) - Date.parse(row.createdAt), 30 * DAY_MS, 'the maximum of 30 days');
+  }
+});
+
+test('a per-minute limit of 0 is refused by tenant set and by seed, and changes nothing', async () => {
+  const refs = seed(fixture());
+  for (const name of ['readsPerMinute', 'writesPerMinute', 'tenantReadsPerMinute', 'tenantWritesPerMinute']) {
+    const r = ctlFail('tenant', 'set', refs.t1, '--limit', `${name}=0`);
+    assert.notEqual(r.code, 0, `${name}=0 accepted`);
+    assert.match(r.stderr, new RegExp(`${name} must be at least 1`));
+  }
+  const me = await api('GET', '/me', { key: refs.k1 });
+  assert.equal(me.json.limits.readsPerMinute, 600);
+  const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
+  try {
+    const f = fixture({ limits: { writesPerMinute: 0 } });
+    const file = join(dir, 'fixture.json');
+    writeFileSync(file, JSON.stringify(f));
+    const r = ctlFail('seed', file);
+    assert.notEqual(r.code, 0, 'seeded');
+    assert.match(r.stderr, /writesPerMinute must be at least 1/);
+    assert.equal(sql(`SELECT COUNT(*) FROM tenants WHERE name = '${f.tenants[0].name}'`)[0][0], '0');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // activeKeys 0: none allowed.
+  tenantSet(refs.t1, '--limit', 'activeKeys=0');
+  assert.notEqual(ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read').code, 0);
+});
+
+test('key create stores each scope once', () => {
+  const refs = seed(fixture());
+  const k = createKey(refs.t1, ['guest:read', 'waitlist:read', 'guest:read']);
+  assert.deepEqual(listed(refs.t1, k.id).scopes, ['waitlist:read', 'guest:read']);
+});
+
 test('--expires-in-days above maximumKeyExpiryDays exits non-zero with a clear message and creates nothing', async () => {
   const refs = seed(fixture());
   const n = keyCount(refs.t1);
