@@ -524,6 +524,7 @@ int
 wl_h_sub_delete(struct wl_ctx *ctx)
 {
 	struct wl_rows *rows = NULL;
+	unsigned long long gone = 0;
 	int rc;
 
 	if ((rc = sub_load(ctx, ctx->param[0], &rows)) != 0)
@@ -531,9 +532,13 @@ wl_h_sub_delete(struct wl_ctx *ctx)
 	wl_rows_free(rows);
 	/* The subscription first: a fan-out that has not advanced it yet
 	 * then finds it gone and inserts nothing, and one that has is
-	 * waited for, so that its deliveries are deleted too. */
-	rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE,
-		       SQL_ARGS(SQL_STR(ctx->param[0])));
+	 * waited for, so that its deliveries are deleted too.  A DELETE
+	 * racing this one may have taken it since it was read: 404. */
+	rc = wl_sql_exec(ctx->app->db, STMT_SUB_DELETE,
+			 SQL_ARGS(SQL_STR(ctx->param[0])), NULL, &gone);
+	if (rc == WL_OK && gone == 0)
+		return wl_reply_error(ctx, WL_C_NOT_FOUND,
+				      "subscription not found");
 	if (rc == WL_OK)
 		rc = wl_sql_do(ctx->app->db, STMT_SUB_DELETE_DELIVERIES,
 			       SQL_ARGS(SQL_STR(ctx->param[0])));

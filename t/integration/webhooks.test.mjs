@@ -162,6 +162,17 @@ describe('subscription API', () => {
     assert.deepEqual(list.json.subscriptions, []);
   });
 
+  test('DELETEs of one subscription at once: one 204, the others 404', async () => {
+    const t = newTenant();
+    for (let round = 0; round < 3; round++) {
+      const s = await mustCreateSub(t.k1, { url: rx.url(uniq('delrace')), eventTypes: [CREATED] });
+      const answers = await Promise.all(Array.from({ length: 10 }, () =>
+        wh('DELETE', `/webhooks/subscriptions/${s.id}`, { key: t.k1, idempotencyKey: uniq('idem') })));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [204, ...Array(9).fill(404)], `round ${round}`);
+      for (const a of answers) if (a.status !== 204) assertError(a, 404, 'not_found');
+    }
+  });
+
   test('reads need webhooks:read, changes need webhooks:write (403 insufficient_scope)', async () => {
     const t = newTenant();
     const s = await mustCreateSub(t.k1, { url: rx.url(uniq('scope')), eventTypes: [CREATED] });
