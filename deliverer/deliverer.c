@@ -282,9 +282,9 @@ fail:
 	return -1;
 }
 
-/* The outcome of finished transfer x.  A 2xx status line is the
- * receiver's answer: it counts even when the rest of the response then
- * times out or breaks off, as the body is never read. */
+/* The outcome of finished transfer x.  The status line is the receiver's
+ * answer: once it has come, it counts even when the rest of the response
+ * then times out or breaks off (the body is read only to be dropped). */
 static void
 result_of(const struct xfer *x, CURLcode code, int64_t now,
 	  struct wl_send_result *res)
@@ -298,7 +298,7 @@ result_of(const struct xfer *x, CURLcode code, int64_t now,
 	if (curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) !=
 	    CURLE_OK)
 		status = 0;
-	if (code == CURLE_OK || (status >= 200 && status < 300))
+	if (code == CURLE_OK || status >= 200)
 		res->http_status = (int)status;
 	else
 		res->timed_out = code == CURLE_OPERATION_TIMEDOUT;

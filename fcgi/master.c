@@ -182,8 +182,8 @@ reload(struct pool *p)
 	char err[512];
 
 	if ((c = wl_config_load(p->config_path, err, sizeof(err))) == NULL) {
-		/* (It names a key and a line; string values are never
-		 * echoed, so no secret is logged.) */
+		/* (It names the key; of the values it may quote, none is a
+		 * secret: the database password is never echoed.) */
 		wl_log_error(WL_LOG_ERROR,
 			     "reload failed; keeping the old configuration",
 			     err);

@@ -566,12 +566,14 @@ wl_admin_tenant_set(struct wl_app *app, const char *tenant_id,
 		    size_t errsz)
 {
 	struct wl_tenant t = {0};
+	long long before[WL_LIMIT__MAX];
 	cJSON *root;
 	size_t i;
 	int rc;
 
 	if ((rc = load_tenant(app, tenant_id, &t, err, errsz)) != WL_OK)
 		return rc;
+	memcpy(before, t.limits, sizeof(before));
 	for (i = 0; settings[i]; i++) {
 		char name[64];
 		const char *eq = strchr(settings[i], '=');
@@ -588,7 +590,7 @@ wl_admin_tenant_set(struct wl_app *app, const char *tenant_id,
 			goto out;
 		}
 	}
-	if (wl_limits_check(t.limits, err, errsz) < 0) {
+	if (wl_limits_check(before, t.limits, err, errsz) < 0) {
 		rc = WL_ERR_INVALID;
 		goto out;
 	}

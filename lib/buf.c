@@ -72,8 +72,9 @@ wl_buf_free(struct wl_buf *b)
 }
 
 /*
- * Append the whole file at path (within the buffer's cap).  Returns WL_OK,
- * or WL_ERR_IO with "path: why" in err (a directory is refused too).
+ * Append the whole file at path (within the buffer's cap).  Returns WL_OK;
+ * or, with "path: why" in err, WL_ERR_IO (unreadable, a directory too),
+ * WL_ERR_LIMIT (past the cap) or WL_ERR_NOMEM.
  */
 int
 wl_buf_read_file(struct wl_buf *b, const char *path, char *err, size_t errsz)
@@ -81,23 +82,25 @@ wl_buf_read_file(struct wl_buf *b, const char *path, char *err, size_t errsz)
 	char chunk[8192];
 	size_t n;
 	FILE *f;
-	int rc = WL_OK;
+	int rc = WL_OK, saved = 0;
 
 	if ((f = fopen(path, "rb")) == NULL) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return WL_ERR_IO;
 	}
 	while (rc == WL_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (wl_buf_append(b, chunk, n) != WL_OK) {
-			snprintf(err, errsz, "%s: too large", path);
-			rc = WL_ERR_IO;
-		}
+		rc = wl_buf_append(b, chunk, n);
 	if (rc == WL_OK && ferror(f)) {
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		saved = errno;
 		rc = WL_ERR_IO;
 	}
 	fclose(f);
-	if (rc == WL_OK && b->p == NULL && wl_buf_append(b, "", 0) != WL_OK)
-		rc = WL_ERR_NOMEM;
+	if (rc == WL_OK && b->p == NULL)
+		rc = wl_buf_append(b, "", 0);
+	if (rc != WL_OK)
+		snprintf(err, errsz, "%s: %s", path,
+			 rc == WL_ERR_LIMIT   ? "too large"
+			 : rc == WL_ERR_NOMEM ? "out of memory"
+					      : strerror(saved));
 	return rc;
 }

@@ -80,7 +80,7 @@ filters_read(struct wl_ctx *ctx, struct feed_filter *f, char *canon,
 				      "queueId must be 1 to 160 characters"),
 		       -1;
 	if (rc > 0) {
-		if ((rc = wl_queue_find(ctx, f->queue)) < 0)
+		if ((rc = wl_queue_find(ctx, f->queue, NULL)) < 0)
 			return -rc;
 		if (rc == 0)
 			return wl_reply_error(ctx, WL_C_NOT_FOUND,

@@ -115,6 +115,7 @@ int wl_utf8_valid(const char *, size_t);
 int wl_json_strict(const char *, size_t);
 size_t wl_utf8_len(const char *); /* code points */
 size_t wl_utf8_prefix(const char *, size_t max);
+void wl_utf8_trim(char *);
 /* Parse text that must be a JSON object; NULL when it is not. */
 cJSON *wl_json_parse_object(const char *, size_t);
 /* Strings array -> cJSON array. */
@@ -548,7 +549,8 @@ int wl_tenant_from_row(const struct wl_rows *, size_t r, size_t c0,
 		       struct wl_tenant *);
 void wl_tenant_clear(struct wl_tenant *);
 cJSON *wl_limits_json(const struct wl_tenant *);
-int wl_limits_check(const long long *limits, char *err, size_t errsz);
+int wl_limits_check(const long long *before, const long long *limits,
+		    char *err, size_t errsz);
 
 /* Keys and tenant settings (admin.c), shared with seeding. */
 int wl_key_insert(struct wl_db *, const struct wl_tenant *,
@@ -598,7 +600,7 @@ int wl_business_id_valid(const char *);
  * bytes each, and the terminator. */
 #define WL_ID_PARAM_BYTES (4 * 160 + 1)
 int wl_queue_load(struct wl_ctx *, const char *id, struct wl_queue *);
-int wl_queue_find(struct wl_ctx *, const char *id);
+int wl_queue_find(struct wl_ctx *, const char *id, char *business);
 void wl_queue_clear(struct wl_queue *);
 int wl_business_day(const char *tz, int64_t now, int64_t *start,
 		    int64_t *end, struct wl_local *day);

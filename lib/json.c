@@ -330,6 +330,23 @@ wl_utf8_prefix(const char *s, size_t max)
 	return n;
 }
 
+/* Drop a character cut short at the end of s (text truncated by bytes). */
+void
+wl_utf8_trim(char *s)
+{
+	size_t n = strlen(s), i = n, need;
+	unsigned char c;
+
+	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return;
+	c = (unsigned char)s[i - 1];
+	need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+	if (n - (i - 1) < need)
+		s[i - 1] = '\0';
+}
+
 #define JSON_DEPTH_MAX 64
 
 static void

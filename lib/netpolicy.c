@@ -100,16 +100,16 @@ wl_host_list_check(const char *list, char *bad, size_t badsz)
 		return -1;
 	}
 	for (i = 0; i < n && ok; i++) {
-		const char *e = entry(v[i]);
-		if (inet_pton(AF_INET, e, ip) == 1 ||
+		const char *e = entry(v[i]), *name = e;
+		if (*e == '\0' || inet_pton(AF_INET, e, ip) == 1 ||
 		    inet_pton(AF_INET6, e, ip) == 1)
 			continue;
-		if (e[0] == '*' && e[1] == '.')
-			e++;
-		if (e[0] == '.')
-			e++;
-		if (!(ok = host_name_ok(e, strlen(e))))
-			snprintf(bad, badsz, "%s", v[i]);
+		if (name[0] == '*' && name[1] == '.')
+			name++;
+		if (name[0] == '.')
+			name++;
+		if (!(ok = host_name_ok(name, strlen(name))))
+			snprintf(bad, badsz, "%s", e);
 	}
 	wl_strv_free(v, n);
 	return ok ? 0 : -1;

@@ -98,16 +98,19 @@ wl_queue_load(struct wl_ctx *ctx, const char *id, struct wl_queue *q)
 }
 
 /*
- * Look up line id of the key's tenant.  Returns 1 visible, 0 absent, 2
+ * Look up line id of the key's tenant.  Returns 1 visible (with its
+ * business's id in business, WL_ID_MAX bytes, unless NULL), 0 absent, 2
  * present but outside the key's restrictions, or a negated wl_err (the
  * twin of wl_business_find()).
  */
 int
-wl_queue_find(struct wl_ctx *ctx, const char *id)
+wl_queue_find(struct wl_ctx *ctx, const char *id, char *business)
 {
 	struct wl_rows *rows;
 	int rc = queue_row(ctx, id, &rows);
 
+	if (rc == 1 && business)
+		snprintf(business, WL_ID_MAX, "%s", wl_rows_str(rows, 0, 1));
 	wl_rows_free(rows);
 	return rc;
 }

@@ -63,14 +63,17 @@ wl_reply_error(struct wl_ctx *ctx, enum wl_code code, const char *fmt, ...)
 	static const char fallback[] =
 	    "{\"error\":\"out of memory\",\"code\":\"internal_error\","
 	    "\"requestId\":\"unknown\"}";
-	char msg[512];
+	char msg[1024];
 	cJSON *root;
 	char *text;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(msg))
+		wl_utf8_trim(msg); /* the cut may fall inside a character */
 	ctx->resp->status = wl_code_status(code);
 	root = cJSON_CreateObject();
 	if (root) {

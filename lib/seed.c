@@ -510,7 +510,7 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 			return rc;
 	{
 		char msg[160];
-		if (wl_limits_check(l, msg, sizeof(msg)) < 0)
+		if (wl_limits_check(NULL, l, msg, sizeof(msg)) < 0)
 			return bad(s, path, msg);
 	}
 	if (wl_id_new("ten_", t.id) != WL_OK)
@@ -626,7 +626,8 @@ warn_hours(const cJSON *h, const char *path)
 	warn_unknown(days, days_k, p);
 	if (cJSON_IsObject(days))
 		cJSON_ArrayForEach(it, days) {
-			snprintf(p, sizeof(p), "%s.days.%.10s", path,
+			snprintf(p, sizeof(p), "%s.days.%.*s", path,
+				 (int)wl_utf8_prefix(it->string, 10),
 				 it->string);
 			warn_unknown(it, day_k, p);
 		}

@@ -86,11 +86,13 @@ wl_tenant_unavailable(const struct wl_tenant *t)
 /*
  * The rate limits are at least 1: the rate limiter reads 0 as no limit at
  * all, which GET /me would show as none allowed.  (activeKeys and
- * webhookSubscriptions may be 0: none allowed.)  Returns 0 or -1 with a
- * message.
+ * webhookSubscriptions may be 0: none allowed.)  With before, only the
+ * limits that differ from it are checked, so that settings stored before
+ * this rule can still be changed.  Returns 0 or -1 with a message.
  */
 int
-wl_limits_check(const long long *l, char *err, size_t errsz)
+wl_limits_check(const long long *before, const long long *l, char *err,
+		size_t errsz)
 {
 	static const enum wl_limit rates[] = {
 	    WL_LIMIT_READS, WL_LIMIT_WRITES, WL_LIMIT_TENANT_READS,
@@ -98,7 +100,8 @@ wl_limits_check(const long long *l, char *err, size_t errsz)
 	size_t i;
 
 	for (i = 0; i < sizeof(rates) / sizeof(*rates); i++)
-		if (l[rates[i]] < 1) {
+		if (l[rates[i]] < 1 &&
+		    (before == NULL || before[rates[i]] != l[rates[i]])) {
 			snprintf(err, errsz, "limit %s must be at least 1",
 				 wl_limit_names[rates[i]]);
 			return -1;

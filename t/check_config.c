@@ -283,7 +283,8 @@ START_TEST(host_lists_must_name_hosts)
 	    "https://example.com/path", "not a host!!", ";;;", "-a.com",
 	    "a..b", "a.com, b.com/x", "a-.com", "*", "*.", NULL};
 	static const char *const good[] = {
-	    "", ",,", "127.0.0.1,localhost,::1", " *.example.com , .example.org ",
+	    "", ",,", "a.com, ,b.com", "127.0.0.1,localhost,::1",
+	    " *.example.com , .example.org ",
 	    "hooks.zapier.com", "under_score.test", NULL};
 	char text[256];
 	struct wl_config *c;

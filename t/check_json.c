@@ -335,6 +335,24 @@ START_TEST(utf8_prefix_ends_on_a_character_boundary)
 }
 END_TEST
 
+START_TEST(utf8_trim_drops_a_character_cut_short)
+{
+	char a[] = "ab\xe2\x82", b[] = "ab\xe2\x82\xac", c[] = "ab\xf0\x9f\x98",
+	     d[] = "abc", e[] = "a\xc3";
+
+	wl_utf8_trim(a);
+	wl_utf8_trim(b);
+	wl_utf8_trim(c);
+	wl_utf8_trim(d);
+	wl_utf8_trim(e);
+	ck_assert_str_eq(a, "ab");
+	ck_assert_str_eq(b, "ab\xe2\x82\xac");
+	ck_assert_str_eq(c, "ab");
+	ck_assert_str_eq(d, "abc");
+	ck_assert_str_eq(e, "a");
+}
+END_TEST
+
 START_TEST(parse_object_accepts_an_object_with_trailing_space)
 {
 	const char *t = "  {\"a\":1,\"b\":{\"c\":[1,{\"d\":\"\xc3\xa9\"}]}}"
@@ -536,6 +554,7 @@ suite_json(void)
 	tcase_add_test(tu, utf8_refuses_embedded_nul);
 	tcase_add_test(tu, utf8_len_counts_code_points);
 	tcase_add_test(tu, utf8_prefix_ends_on_a_character_boundary);
+	tcase_add_test(tu, utf8_trim_drops_a_character_cut_short);
 	suite_add_tcase(s, tu);
 	tcase_add_test(tp, parse_object_accepts_an_object_with_trailing_space);
 	tcase_add_test(tp, parse_object_honours_the_length);

@@ -88,6 +88,10 @@ test('a per-minute limit of 0 is refused by tenant set and by seed, and changes 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  // A 0 stored before the rule does not block other settings.
+  sql(`UPDATE tenants SET reads_per_minute = 0 WHERE id = '${refs.t1}'`);
+  assert.equal(tenantSet(refs.t1, '--plan', 'business').limits.readsPerMinute, 0);
+  tenantSet(refs.t1, '--limit', 'readsPerMinute=600');
   // activeKeys 0: none allowed.
   tenantSet(refs.t1, '--limit', 'activeKeys=0');
   assert.notEqual(ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read').code, 0);
