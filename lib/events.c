@@ -205,7 +205,10 @@ purge_batches(struct wl_db *db, enum wl_stmt stmt,
 
 /*
  * Retention: events older than seven days (recording per tenant how far
- * the feed has been cut, so older cursors are refused), idempotency
+ * the feed has been cut, so older cursors are refused; the cut stops
+ * before the first event still inside the window, so that none younger
+ * goes even where clocks gave an event an older time than one numbered
+ * before it), idempotency
  * records older than 24 hours, and finished delivery records (succeeded
  * or failed) last changed more than seven days ago, as long as the events
  * they delivered are kept.  Deletes in small batches.
@@ -213,18 +216,27 @@ purge_batches(struct wl_db *db, enum wl_stmt stmt,
 int
 wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 {
-	struct wl_rows *rows = NULL;
+	struct wl_rows *rows = NULL, *kept = NULL;
+	int64_t cut = now - WL_EVENT_RETENTION_MS;
 	size_t r;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
-	rc = wl_sql_exec(db, STMT_PURGE_EVENT_TENANTS,
-			 SQL_ARGS(SQL_INT(now - WL_EVENT_RETENTION_MS)), &rows,
-			 NULL);
+	rc = wl_sql_exec(db, STMT_PURGE_EVENT_TENANTS, SQL_ARGS(SQL_INT(cut)),
+			 &rows, NULL);
 	for (r = 0; rc == WL_OK && r < rows->nrows; r++) {
 		const char *tenant = wl_rows_str(rows, r, 0);
 		long long upto = wl_rows_int(rows, r, 1);
-		rc = wl_sql_do(db, STMT_PURGE_MARK,
+		rc = wl_sql_exec(db, STMT_PURGE_FIRST_KEPT,
+				 SQL_ARGS(SQL_STR(tenant), SQL_INT(cut)), &kept,
+				 NULL);
+		if (rc == WL_OK && kept->nrows == 1 &&
+		    wl_rows_int(kept, 0, 0) - 1 < upto)
+			upto = wl_rows_int(kept, 0, 0) - 1;
+		wl_rows_free(kept);
+		kept = NULL;
+		if (rc == WL_OK)
+			rc = wl_sql_do(db, STMT_PURGE_MARK,
 			       SQL_ARGS(SQL_INT(upto), SQL_STR(tenant)));
 		if (rc == WL_OK)
 			rc = purge_batches(db, STMT_PURGE_EVENTS,

@@ -428,6 +428,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_PURGE_EVENT_TENANTS] =
 	"SELECT tenant_id, MAX(seq) FROM events WHERE occurred_at < ? GROUP "
 	"BY tenant_id",
+    /* The oldest event still inside the window: nothing from it on goes,
+     * whatever the age of the events numbered after it. */
+    [STMT_PURGE_FIRST_KEPT] =
+	"SELECT seq FROM events WHERE tenant_id = ? AND occurred_at >= ? "
+	"ORDER BY seq LIMIT 1",
     [STMT_PURGE_MARK] =
 	"UPDATE tenant_counters SET purged_seq = GREATEST(purged_seq, ?) "
 	"WHERE tenant_id = ?",

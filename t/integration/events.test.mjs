@@ -672,5 +672,15 @@ describe('retention', () => {
     assert.equal(next.status, 200, next.text);
     assert.deepEqual(seqs(next.json.events), [7]);
     assert.deepEqual(storedSeqs(t.t), [4, 5, 6, 7]);
+
+    // An old event numbered after recent ones (a clock that stepped
+    // back) waits for them: the cut never takes an event of the window.
+    sql(`UPDATE events SET occurred_at = 1000 WHERE tenant_id = '${t.t}' AND seq = 6`);
+    ctl('purge');
+    assert.deepEqual(storedSeqs(t.t), [4, 5, 6, 7]);
+    assert.equal((await events(k, { cursor: fresh.cursor })).status, 200);
+    sql(`UPDATE events SET occurred_at = 1000 WHERE tenant_id = '${t.t}' AND seq IN (4, 5)`);
+    ctl('purge');
+    assert.deepEqual(storedSeqs(t.t), [7]);
   });
 });
