@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -45,6 +46,19 @@ percentile(const long long *v, size_t n, double p)
 	return (double)v[rank > 0 ? rank - 1 : 0];
 }
 
+/* Is s exactly DDDD-DD-DD (digits and two dashes, nothing else)? */
+static int
+ymd_shaped(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 10; i++)
+		if (i == 4 || i == 7 ? s[i] != '-'
+				     : !isdigit((unsigned char)s[i]))
+			return 0;
+	return s[10] == '\0';
+}
+
 /* Parse the date parameter into a local day; -1 after a 400 reply. */
 static int
 day_param(struct wl_ctx *ctx, const struct wl_queue *q, int64_t now,
@@ -54,7 +68,6 @@ day_param(struct wl_ctx *ctx, const struct wl_queue *q, int64_t now,
 	struct wl_local today;
 	int64_t start, end, t;
 	int y, m, d, rc;
-	char extra;
 
 	rc = wl_query_get(ctx->http->query, "date", date, sizeof(date));
 	if (wl_business_day(q->tz, now, &start, &end, &today) < 0)
@@ -63,9 +76,8 @@ day_param(struct wl_ctx *ctx, const struct wl_queue *q, int64_t now,
 		*day = today;
 		return 0;
 	}
-	if (rc < 0 || strlen(date) != 10 ||
-	    sscanf(date, "%4d-%2d-%2d%c", &y, &m, &d, &extra) != 3 ||
-	    date[4] != '-' || date[7] != '-' ||
+	if (rc < 0 || !ymd_shaped(date) ||
+	    sscanf(date, "%4d-%2d-%2d", &y, &m, &d) != 3 ||
 	    wl_tz_instant(q->tz, y, m, d, 720, &t) < 0 ||
 	    wl_tz_local(q->tz, t, day) < 0 || day->year != y ||
 	    day->month != m || day->day != d)
