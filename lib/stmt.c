@@ -491,8 +491,10 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT " DLV_COLS " FROM deliveries d WHERE d.subscription_id = ? "
 	"AND d.status = ? AND (d.created_at > ? OR (d.created_at = ? AND "
 	"d.id > ?)) ORDER BY d.created_at, d.id LIMIT ?",
-    [STMT_DELIVERY_GET] = "SELECT " DLV_COLS ", d.tenant_id, d.skipped FROM "
-			  "deliveries d WHERE d.id = ?",
+    /* (kept: its event is still in the feed, so it can be sent.) */
+    [STMT_DELIVERY_GET] = "SELECT " DLV_COLS ", d.tenant_id, d.skipped, "
+			  "EXISTS (SELECT 1 FROM events e WHERE e.id = "
+			  "d.event_id) FROM deliveries d WHERE d.id = ?",
     /* One more attempt now: of a pending delivery within its schedule,
      * of any other a single attempt (manual_retry is set before status
      * changes).  Not of a skipped one, nor while an attempt is in flight

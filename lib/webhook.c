@@ -16,7 +16,7 @@
 enum { S_ID, S_URL, S_TYPES, S_BIZ, S_QUEUES, S_DESC, S_STATUS, S_REASON,
        S_CREATED, S_UPDATED, S_KEY };
 enum { D_ID, D_SUB, D_EVENT, D_TYPE, D_STATUS, D_COUNT, D_NEXT, D_LAST,
-       D_ATTEMPTS, D_CREATED, D_TENANT, D_SKIPPED };
+       D_ATTEMPTS, D_CREATED, D_TENANT, D_SKIPPED, D_KEPT };
 
 static int
 subset(char *const *a, size_t na, char *const *b, size_t nb)
@@ -684,7 +684,7 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 	unsigned long long changed = 0;
 	int64_t now = wl_now_ms();
 	cJSON *root;
-	int rc;
+	int rc, kept;
 
 	rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_GET,
 			 SQL_ARGS(SQL_STR(id)), &d, NULL);
@@ -697,6 +697,7 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 				      "delivery not found");
 	}
 	rc = sub_load(ctx, wl_rows_str(d, 0, D_SUB), &sub);
+	kept = wl_rows_int(d, 0, D_KEPT);
 	wl_rows_free(d);
 	if (rc != 0) {
 		if (rc < 0) /* hide the delivery like its subscription */
@@ -710,6 +711,11 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
 				      "the subscription is not active; resume "
 				      "it first");
+	if (!kept)
+		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+				      "the event of this delivery has left the "
+				      "feed's seven-day window; it is not sent "
+				      "again");
 	rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_RETRY,
 			 SQL_ARGS(SQL_INT(now), SQL_INT(now), SQL_STR(id),
 				  SQL_INT(now)),

@@ -1089,6 +1089,23 @@ describe('manual retry of a succeeded or an in-flight delivery', () => {
     assert.equal(rx.at(url).length, 2, 'the failed retry was retried');
   });
 
+  test('a delivery whose event has left the feed is not sent again: 400, the record unchanged', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('purged'));
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    const ok = await waitDelivery(t.k1, s.id, (x) => x.status === 'succeeded', 'the delivery to succeed');
+    sql(`UPDATE events SET occurred_at = 1000 WHERE id = '${ok.eventId}'`);
+    ctl('purge');
+    const res = await post(t.k1, `/webhooks/deliveries/${ok.id}/retry`);
+    assertError(res, 400, 'invalid_request');
+    assert.match(res.json.error, /seven-day window/);
+    const [after] = await listDeliveries(t.k1, s.id);
+    assert.deepEqual(after, ok);
+    await sleep(1500);
+    assert.equal(rx.at(url).length, 1, 'nothing more was sent');
+  });
+
   test('a retry while an attempt is in flight is that attempt: nothing is sent twice or lost', async () => {
     // A delivery's record is written with its first attempt's outcome:
     // the attempt in flight here is the second.
