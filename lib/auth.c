@@ -13,6 +13,7 @@
 
 #define KEY_PREFIX "wl_"
 #define KEY_MAX 128
+#define OWS " \t" /* RFC 9110's optional whitespace */
 
 /* A new plaintext key and the hex digest that is stored.  Returns WL_OK or
  * WL_ERR_CRYPTO. */
@@ -47,22 +48,29 @@ static const char *
 after_bearer(const char *h)
 {
 	if (h == NULL || strncasecmp(h, "Bearer", 6) != 0 ||
-	    (h[6] != ' ' && h[6] != '\0'))
+	    (h[6] != ' ' && h[6] != '\t' && h[6] != '\0'))
 		return NULL;
-	return h + 6 + strspn(h + 6, " ");
+	return h + 6 + strspn(h + 6, OWS);
 }
 
-/* p, what follows the scheme, when it is a key as issued; else NULL. */
-static const char *
-key_token(const char *p)
+/* p, what follows the scheme, without the spaces after it, into out
+ * (KEY_MAX + 1 bytes) when it is a key as issued; else -1. */
+static int
+key_token(const char *p, char *out)
 {
-	if (p == NULL || *p == '\0' || strlen(p) > KEY_MAX ||
+	size_t n = p ? strlen(p) : 0, i;
+
+	while (n > 0 && strchr(OWS, p[n - 1]) != NULL)
+		n--;
+	if (n == 0 || n > KEY_MAX ||
 	    strncmp(p, KEY_PREFIX, strlen(KEY_PREFIX)) != 0)
-		return NULL;
-	for (const char *q = p; *q; q++)
-		if (!isalnum((unsigned char)*q) && *q != '-' && *q != '_')
-			return NULL;
-	return p;
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '-' && p[i] != '_')
+			return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
 }
 
 /*
@@ -75,23 +83,24 @@ wl_key_authenticate(struct wl_app *app, const char *authorization,
 		    struct wl_key *key, enum wl_code *code)
 {
 	struct wl_rows *rows = NULL;
-	const char *rest, *token, *stored;
-	char digest[65];
+	const char *rest, *stored;
+	char digest[65], token[KEY_MAX + 1];
 	int rc, ret = 0;
 
 	memset(key, 0, sizeof(*key));
 	/* No header, an empty one, or the scheme without a key. */
 	rest = after_bearer(authorization);
 	if (authorization == NULL ||
-	    authorization[strspn(authorization, " ")] == '\0' ||
+	    authorization[strspn(authorization, OWS)] == '\0' ||
 	    (rest && *rest == '\0')) {
 		*code = WL_C_MISSING_API_KEY;
 		return 0;
 	}
 	*code = WL_C_INVALID_API_KEY;
-	if ((token = key_token(rest)) == NULL)
+	if (key_token(rest, token) < 0)
 		return 0;
 	wl_sha256_hex(token, strlen(token), digest);
+	explicit_bzero(token, sizeof(token));
 	rc = wl_cached_exec(app->keys, app->db, STMT_KEY_BY_DIGEST,
 			    SQL_ARGS(SQL_STR(digest)), 0, &rows);
 	if (rc != WL_OK)
