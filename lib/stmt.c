@@ -498,12 +498,13 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     /* One more attempt now: of a pending delivery within its schedule,
      * of any other a single attempt (manual_retry is set before status
      * changes).  Not of a skipped one, nor while an attempt is in flight
-     * (its lease is live). */
+     * (its lease is live), nor once its event has been purged. */
     [STMT_DELIVERY_RETRY] =
 	"UPDATE deliveries SET manual_retry = (manual_retry = 1 OR status <> "
 	"'pending'), status = 'pending', next_attempt_at = ?, lease_owner = "
 	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND skipped = 0 "
-	"AND lease_until < ?",
+	"AND lease_until < ? AND EXISTS (SELECT 1 FROM events e WHERE e.id = "
+	"deliveries.event_id)",
     /* Subscriptions behind their tenant's events, and all a range of
      * them needs: filters, destination, secrets, bound key, tenant (see
      * RANGE_SUB_COLS in deliver.c). */

@@ -684,7 +684,7 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 	unsigned long long changed = 0;
 	int64_t now = wl_now_ms();
 	cJSON *root;
-	int rc, kept;
+	int rc;
 
 	rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_GET,
 			 SQL_ARGS(SQL_STR(id)), &d, NULL);
@@ -697,7 +697,6 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 				      "delivery not found");
 	}
 	rc = sub_load(ctx, wl_rows_str(d, 0, D_SUB), &sub);
-	kept = wl_rows_int(d, 0, D_KEPT);
 	wl_rows_free(d);
 	if (rc != 0) {
 		if (rc < 0) /* hide the delivery like its subscription */
@@ -711,11 +710,6 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
 				      "the subscription is not active; resume "
 				      "it first");
-	if (!kept)
-		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
-				      "the event of this delivery has left the "
-				      "feed's seven-day window; it is not sent "
-				      "again");
 	rc = wl_sql_exec(ctx->app->db, STMT_DELIVERY_RETRY,
 			 SQL_ARGS(SQL_INT(now), SQL_INT(now), SQL_STR(id),
 				  SQL_INT(now)),
@@ -732,6 +726,11 @@ wl_h_delivery_retry(struct wl_ctx *ctx)
 				    "this delivery was given up when its "
 				    "subscription was paused, disabled or "
 				    "resumed; it is not sent again");
+	else if (changed == 0 && !wl_rows_int(d, 0, D_KEPT))
+		rc = wl_reply_error(ctx, WL_C_INVALID_REQUEST,
+				    "the event of this delivery has left the "
+				    "feed's seven-day window; it is not sent "
+				    "again");
 	else {
 		root = cJSON_CreateObject();
 		cJSON_AddItemToObject(root, "delivery", delivery_json(d, 0));

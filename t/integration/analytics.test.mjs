@@ -220,8 +220,12 @@ test('date validation: format, impossible dates, the future and more than 90 day
     '2026-1-05', '20261105', '2026/11/05', 'yesterday', `${today}T00:00:00Z`, `${today} `, ` ${today}`,
     `${today}x`, '2026-11-5x', '+2026-11-05', '2026-02-30', '2026-13-01', '2026-00-10', '2026-04-31',
     '2025-02-29', '0000-00-00', 'abcd-ef-gh', '',
-    // A sign or a space inside a field.
-    `${today.slice(0, 8)} ${today.slice(9)}`, `${today.slice(0, 8)}+${today.slice(9)}`, `${today.slice(0, 5)}+${today.slice(6)}`,
+    // A space or a sign for the tens of a day 21 to 29 days back at most
+    // 60 days: read leniently, either would be a date inside the window.
+    ...[' ', '+'].map((c) => {
+      const d = Array.from({ length: 60 }, (_, i) => addDays(today, -1 - i)).find((x) => /-2[1-9]$/.test(x));
+      return `${d.slice(0, 8)}${c}${d.slice(9)}`;
+    }),
     addDays(today, 1), addDays(today, 400), addDays(today, -91), addDays(today, -365), '2000-01-01',
   ];
   for (const d of bad) {

@@ -91,7 +91,7 @@ test('tabs are whitespace around the key, as spaces are (RFC 9110 OWS)', async (
   for (const value of [`Bearer\t${refs.k1}`, `Bearer \t ${refs.k1}\t`, `Bearer ${refs.k1} \t`]) {
     // A raw request: fetch() would trim the trailing whitespace itself.
     const answer = await new Promise((resolve, reject) => {
-      const sock = connect(Number(port), hostname, () => sock.write(`GET ${pathname}/me HTTP/1.1\r\nHost: ${hostname}\r\n`
+      const sock = connect(Number(port || 80), hostname, () => sock.write(`GET ${pathname}/me HTTP/1.1\r\nHost: ${hostname}\r\n`
         + `Authorization: ${value}\r\nConnection: close\r\n\r\n`));
       let got = '';
       sock.on('data', (c) => { got += c; });

@@ -678,7 +678,7 @@ describe('retention', () => {
     sql(`UPDATE events SET occurred_at = 1000 WHERE tenant_id = '${t.t}' AND seq = 6`);
     ctl('purge');
     assert.deepEqual(storedSeqs(t.t), [4, 5, 6, 7]);
-    assert.equal((await events(k, { cursor: fresh.cursor })).status, 200);
+    assert.equal((await events(k, { cursor: cursors[4] })).status, 200, 'cut past seq 4');
     sql(`UPDATE events SET occurred_at = 1000 WHERE tenant_id = '${t.t}' AND seq IN (4, 5)`);
     ctl('purge');
     assert.deepEqual(storedSeqs(t.t), [7]);
