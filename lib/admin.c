@@ -58,10 +58,8 @@ apply_file(struct wl_app *app, const char *dir, const char *name, char *err,
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((rc = wl_buf_read_file(&b, path, err, errsz)) != WL_OK) {
-		wl_buf_free(&b);
+	if ((rc = wl_buf_read_file(&b, path, err, errsz)) != WL_OK)
 		return rc;
-	}
 	rc = wl_sql_raw(app->db, b.p);
 	wl_buf_free(&b);
 	if (rc != WL_OK) {

@@ -10,7 +10,8 @@
 
 #include "extern.h"
 
-/* Read the file that [server] key names; err names the key. */
+/* Read the file that [server] key names; err names the key, and b is
+ * left empty on failure. */
 static int
 read_file(const char *key, const char *path, size_t max, struct wl_buf *b,
 	  char *err, size_t errsz)
@@ -41,10 +42,8 @@ load_secret(struct wl_app *app, const char *path, char *err, size_t errsz)
 	int rc;
 
 	if ((rc = read_file("secret_key_file", path, 4096, &b, err, errsz)) !=
-	    WL_OK) {
-		wl_buf_free(&b);
+	    WL_OK)
 		return rc;
-	}
 	n = b.len;
 	while (n > 0 && (b.p[n - 1] == '\n' || b.p[n - 1] == '\r' ||
 			 b.p[n - 1] == ' '))
@@ -96,10 +95,8 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 		goto fail;
 	if (flags & WL_APP_OPENAPI) {
 		if (read_file("openapi_file", cfg->openapi_file, 4 << 20, &doc,
-			      err, errsz) != WL_OK) {
-			wl_buf_free(&doc);
+			      err, errsz) != WL_OK)
 			goto fail;
-		}
 		app->openapi = doc.p;
 		app->openapi_len = doc.len;
 	}

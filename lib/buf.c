@@ -73,8 +73,8 @@ wl_buf_free(struct wl_buf *b)
 
 /*
  * Append the whole file at path (within the buffer's cap).  Returns WL_OK;
- * or, with "path: why" in err, WL_ERR_IO (unreadable, a directory too),
- * WL_ERR_LIMIT (past the cap) or WL_ERR_NOMEM.
+ * or, with "path: why" in err and the buffer freed, WL_ERR_IO (unreadable,
+ * a directory too), WL_ERR_LIMIT (past the cap) or WL_ERR_NOMEM.
  */
 int
 wl_buf_read_file(struct wl_buf *b, const char *path, char *err, size_t errsz)
@@ -86,6 +86,7 @@ wl_buf_read_file(struct wl_buf *b, const char *path, char *err, size_t errsz)
 
 	if ((f = fopen(path, "rb")) == NULL) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		wl_buf_free(b);
 		return WL_ERR_IO;
 	}
 	while (rc == WL_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
@@ -97,10 +98,12 @@ wl_buf_read_file(struct wl_buf *b, const char *path, char *err, size_t errsz)
 	fclose(f);
 	if (rc == WL_OK && b->p == NULL)
 		rc = wl_buf_append(b, "", 0);
-	if (rc != WL_OK)
+	if (rc != WL_OK) {
 		snprintf(err, errsz, "%s: %s", path,
 			 rc == WL_ERR_LIMIT   ? "too large"
 			 : rc == WL_ERR_NOMEM ? "out of memory"
 					      : strerror(saved));
+		wl_buf_free(b);
+	}
 	return rc;
 }

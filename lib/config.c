@@ -273,10 +273,8 @@ wl_config_load(const char *path, char *err, size_t errsz)
 
 	if (path == NULL)
 		path = wl_config_default_path();
-	if (wl_buf_read_file(&b, path, err, errsz) != WL_OK) {
-		wl_buf_free(&b);
+	if (wl_buf_read_file(&b, path, err, errsz) != WL_OK)
 		return NULL;
-	}
 	c = wl_config_parse(b.p, err, errsz);
 	if (c == NULL) {
 		char msg[512];
