@@ -246,6 +246,25 @@ describe('subscription API', () => {
     assertError(await post(t.k1, `/webhooks/subscriptions/${foreign.id}/rotate-secret`), 404, 'not_found');
   });
 
+  test('a business-restricted key sees a subscription filtered to lines of its businesses only', async () => {
+    const t = newTenantTwoBusinesses();
+    const kB1 = makeKey(t.t1, ALL_SCOPES, { businesses: [t.b1] }).key;
+    const url = rx.url(uniq('restrline'));
+    const inside = await mustCreateSub(t.k1, { url, eventTypes: [CREATED], queueIds: [t.q1] });
+    assert.deepEqual(inside.businessIds, []);
+    const outside = await mustCreateSub(t.k1, { url, eventTypes: [CREATED], queueIds: [t.q2] });
+    const got = await wh('GET', `/webhooks/subscriptions/${inside.id}`, { key: kB1 });
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.json.subscription.id, inside.id);
+    const dl = await wh('GET', `/webhooks/subscriptions/${inside.id}/deliveries`, { key: kB1 });
+    assert.equal(dl.status, 200, dl.text);
+    const list = await wh('GET', '/webhooks/subscriptions', { key: kB1 });
+    assert.deepEqual(list.json.subscriptions.map((x) => x.id), [inside.id]);
+    assertError(await wh('GET', `/webhooks/subscriptions/${outside.id}`, { key: kB1 }), 404, 'not_found');
+    const resumed = await post(kB1, `/webhooks/subscriptions/${inside.id}/resume`);
+    assert.equal(resumed.status, 200, resumed.text);
+  });
+
   test('a restricted key\'s pages hold only what it sees and are never empty before the end', async () => {
     const t = newTenantTwoBusinesses();
     const kB1 = makeKey(t.t1, ALL_SCOPES, { businesses: [t.b1] }).key;
