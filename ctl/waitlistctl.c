@@ -124,6 +124,17 @@ cmd_key(struct wl_app *app, int argc, char **argv, char *err, size_t errsz)
 	return wl_admin_key_create(app, &spec, stdout, err, errsz);
 }
 
+/* --limit NAME=N as the setting "limits.NAME=N": a limit, nothing else. */
+static char *
+limit_setting(const char *v)
+{
+	char *s = malloc(strlen("limits.") + strlen(v) + 1);
+
+	if (s)
+		sprintf(s, "limits.%s", v);
+	return s;
+}
+
 static int
 cmd_tenant(struct wl_app *app, int argc, char **argv, char *err,
 	   size_t errsz)
@@ -152,10 +163,10 @@ cmd_tenant(struct wl_app *app, int argc, char **argv, char *err,
 		const char *v;
 		if (strcmp(argv[i], "--limit") == 0) {
 			/* --limit a=1 --limit b=2, or --limit a=1 b=2 */
-			settings[n++] = strdup(arg_value(argc, argv, &i));
+			settings[n++] = limit_setting(arg_value(argc, argv, &i));
 			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) &&
 			       strchr(argv[i + 1], '='))
-				settings[n++] = strdup(argv[++i]);
+				settings[n++] = limit_setting(argv[++i]);
 			continue;
 		}
 		for (j = 0; j < sizeof(map) / sizeof(*map); j++)

@@ -475,10 +475,36 @@ parse_count(const char *v, long long *out)
 	return *end || errno || *out > 1000000000LL ? -1 : 0;
 }
 
+/* Apply one limit (by its public name) to t: 0, or -1 with a message. */
+static int
+apply_limit(struct wl_tenant *t, const char *name, const char *v, char *err,
+	    size_t errsz)
+{
+	size_t i, n;
+
+	for (i = 0; i < WL_LIMIT__MAX; i++)
+		if (strcmp(name, wl_limit_names[i]) == 0) {
+			if (parse_count(v, &t->limits[i]) < 0) {
+				snprintf(err, errsz,
+					 "limit %s must be a whole number",
+					 name);
+				return -1;
+			}
+			return 0;
+		}
+	n = (size_t)snprintf(err, errsz, "unknown limit %s; the limits are",
+			     name);
+	for (i = 0; i < WL_LIMIT__MAX && n < errsz; i++)
+		n += (size_t)snprintf(err + n, errsz - n, " %s",
+				      wl_limit_names[i]);
+	return -1;
+}
+
 /*
  * Apply one "name=value" setting to t.  Names: plan, publicApi, webhooks,
- * zapier, state, emailVerified, billing, guestAllowance and the eight
- * limit names.  Returns 0 or -1 with a message.
+ * zapier, state, emailVerified, billing, guestAllowance, and "limits."
+ * followed by one of the eight limit names.  Returns 0 or -1 with a
+ * message.
  */
 int
 wl_tenant_apply(struct wl_tenant *t, const char *name, const char *v,
@@ -486,6 +512,9 @@ wl_tenant_apply(struct wl_tenant *t, const char *name, const char *v,
 {
 	size_t i;
 	int *flag = NULL;
+
+	if (strncmp(name, "limits.", 7) == 0)
+		return apply_limit(t, name + 7, v, err, errsz);
 
 	if (strcmp(name, "plan") == 0) {
 		char *p;
@@ -522,16 +551,6 @@ wl_tenant_apply(struct wl_tenant *t, const char *name, const char *v,
 		return parse_count(v, &t->guest_allowance) < 0 ? (snprintf(
 			err, errsz, "guestAllowance must be a whole number"),
 			-1) : 0;
-	for (i = 0; i < WL_LIMIT__MAX; i++)
-		if (strcmp(name, wl_limit_names[i]) == 0) {
-			if (parse_count(v, &t->limits[i]) < 0) {
-				snprintf(err, errsz,
-					 "limit %s must be a whole number",
-					 name);
-				return -1;
-			}
-			return 0;
-		}
 	snprintf(err, errsz, "unknown setting %s", name);
 	return -1;
 bad:

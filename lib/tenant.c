@@ -85,25 +85,28 @@ wl_tenant_unavailable(const struct wl_tenant *t)
 
 /*
  * The rate limits are at least 1: the rate limiter reads 0 as no limit at
- * all, which GET /me would show as none allowed.  (activeKeys and
- * webhookSubscriptions may be 0: none allowed.)  With before, only the
+ * all, which GET /me would show as none allowed.  So are the key expiry
+ * limits: a key that expires at its creation is no key.  (activeKeys and
+ * webhookSubscriptions may be 0: none allowed.  A default expiry above
+ * the maximum is allowed: keys get the maximum.)  With before, only the
  * limits that differ from it are checked, so that settings stored before
- * this rule can still be changed.  Returns 0 or -1 with a message.
+ * these rules can still be changed.  Returns 0 or -1 with a message.
  */
 int
 wl_limits_check(const long long *before, const long long *l, char *err,
 		size_t errsz)
 {
-	static const enum wl_limit rates[] = {
-	    WL_LIMIT_READS, WL_LIMIT_WRITES, WL_LIMIT_TENANT_READS,
-	    WL_LIMIT_TENANT_WRITES};
+	static const enum wl_limit least_one[] = {
+	    WL_LIMIT_READS,	     WL_LIMIT_WRITES,
+	    WL_LIMIT_TENANT_READS,   WL_LIMIT_TENANT_WRITES,
+	    WL_LIMIT_DEFAULT_EXPIRY, WL_LIMIT_MAX_EXPIRY};
 	size_t i;
 
-	for (i = 0; i < sizeof(rates) / sizeof(*rates); i++)
-		if (l[rates[i]] < 1 &&
-		    (before == NULL || before[rates[i]] != l[rates[i]])) {
+	for (i = 0; i < sizeof(least_one) / sizeof(*least_one); i++)
+		if (l[least_one[i]] < 1 &&
+		    (before == NULL || before[least_one[i]] != l[least_one[i]])) {
 			snprintf(err, errsz, "limit %s must be at least 1",
-				 wl_limit_names[rates[i]]);
+				 wl_limit_names[least_one[i]]);
 			return -1;
 		}
 	return 0;

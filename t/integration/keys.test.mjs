@@ -67,24 +67,28 @@ test('without --expires-in-days a key takes the maximum when it is below the def
   }
 });
 
-test('a per-minute limit of 0 is refused by tenant set and by seed, and changes nothing', async () => {
+test('a per-minute or key expiry limit of 0 is refused by tenant set and by seed, and changes nothing', async () => {
   const refs = seed(fixture());
-  for (const name of ['readsPerMinute', 'writesPerMinute', 'tenantReadsPerMinute', 'tenantWritesPerMinute']) {
+  for (const name of ['readsPerMinute', 'writesPerMinute', 'tenantReadsPerMinute', 'tenantWritesPerMinute',
+    'defaultKeyExpiryDays', 'maximumKeyExpiryDays']) {
     const r = ctlFail('tenant', 'set', refs.t1, '--limit', `${name}=0`);
     assert.notEqual(r.code, 0, `${name}=0 accepted`);
     assert.match(r.stderr, new RegExp(`${name} must be at least 1`));
   }
   const me = await api('GET', '/me', { key: refs.k1 });
   assert.equal(me.json.limits.readsPerMinute, 600);
+  assert.equal(me.json.limits.maximumKeyExpiryDays, 365);
   const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
   try {
-    const f = fixture({ limits: { writesPerMinute: 0 } });
-    const file = join(dir, 'fixture.json');
-    writeFileSync(file, JSON.stringify(f));
-    const r = ctlFail('seed', file);
-    assert.notEqual(r.code, 0, 'seeded');
-    assert.match(r.stderr, /writesPerMinute must be at least 1/);
-    assert.equal(sql(`SELECT COUNT(*) FROM tenants WHERE name = '${f.tenants[0].name}'`)[0][0], '0');
+    for (const name of ['writesPerMinute', 'maximumKeyExpiryDays']) {
+      const f = fixture({ limits: { [name]: 0 } });
+      const file = join(dir, 'fixture.json');
+      writeFileSync(file, JSON.stringify(f));
+      const r = ctlFail('seed', file);
+      assert.notEqual(r.code, 0, 'seeded');
+      assert.match(r.stderr, new RegExp(`${name} must be at least 1`));
+      assert.equal(sql(`SELECT COUNT(*) FROM tenants WHERE name = '${f.tenants[0].name}'`)[0][0], '0');
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -95,6 +99,20 @@ test('a per-minute limit of 0 is refused by tenant set and by seed, and changes 
   // activeKeys 0: none allowed.
   tenantSet(refs.t1, '--limit', 'activeKeys=0');
   assert.notEqual(ctlFail('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read').code, 0);
+});
+
+test('tenant set --limit takes only the eight limits, and a refusal changes nothing', async () => {
+  const refs = seed(fixture());
+  for (const setting of ['publicApi=off', 'plan=pro', 'guestAllowance=7', 'state=disabled']) {
+    const r = ctlFail('tenant', 'set', refs.t1, '--limit', 'readsPerMinute=9', '--limit', setting);
+    assert.notEqual(r.code, 0, `--limit ${setting} accepted`);
+    assert.match(r.stderr, new RegExp(`unknown limit ${setting.split('=')[0]}; the limits are readsPerMinute`));
+  }
+  const me = await api('GET', '/me', { key: refs.k1 });
+  assert.equal(me.status, 200);
+  assert.equal(me.json.capabilities.publicApiEnabled, true);
+  assert.equal(me.json.limits.readsPerMinute, 600);
+  assert.equal(tenantSet(refs.t1, '--limit', 'readsPerMinute=9').limits.readsPerMinute, 9);
 });
 
 test('key create stores each scope once', () => {
