@@ -6,8 +6,10 @@
 #  2. a second script/server on the same state refuses to start, and the
 #     first goes on; a second run afterwards reuses the data: the same
 #     key, still accepted;
-#  3. with its database gone but the demo key still on file, the demo
-#     tenant no longer exists: a third run seeds it again, a new key;
+#  3. with the demo key revoked, the next run gives the same tenant a new
+#     key (no second demo tenant); with its database gone but the demo key
+#     still on file, the demo tenant no longer exists: the next run seeds
+#     it again, a new key;
 #  4. with WL_VAR set to a running stack (script/test), a config naming
 #     that stack's MariaDB: no MariaDB of its own, the demo tenant seeded
 #     there.
@@ -38,6 +40,8 @@ base="http://127.0.0.1:$port/v1/external"
 # start: script/server in the background, as from a developer's shell
 # (none of script/test's settings), until it prints its demo key.
 start() {
+	# Not the last run's output: its key line would be read as this one's.
+	: >"$tmp/out"
 	(
 		cd "$OPS_REPO"
 		exec env -u WL_BIN -u WL_VAR -u WL_TEST_CLOCK -u WAITLIST_TEST_CLOCK \
@@ -84,13 +88,25 @@ stop
 
 start
 [ "$key" = "$key1" ] || fail "a second run printed another key"
+ctl_var() { "$OPS_REPO/ctl/waitlistctl" --config "$var/waitlist.conf" "$@"; }
+demo_sql() { mariadb --no-defaults --socket="$var/mysql.sock" -u "$(id -un)" -N waitlist -e "$1"; }
+tenant=$(curl -sS -H "Authorization: Bearer $key" "$base/me" | jq -r .tenant.id)
+kid=$(ctl_var key list --tenant "$tenant" | jq -r '.keys[0].id')
+ctl_var key revoke "$kid" >/dev/null
+stop
+
+start
+[ "$key" != "$key1" ] || fail "the revoked demo key was printed again"
+n=$(demo_sql "SELECT COUNT(*) FROM tenants WHERE name = 'Demo Bistro'")
+[ "$n" = 1 ] || fail "$n demo tenants after the demo key was revoked"
+key1=$key
 stop
 
 rm -rf "$var/mysql"
 start
 [ "$key" != "$key1" ] || fail "the demo tenant was not seeded into a new database"
 stop
-echo "server: ok (key, one per state, reuse, stop, a new database seeded again)"
+echo "server: ok (key, one per state, reuse, stop, a revoked key replaced, a new database seeded again)"
 
 [ -n "$stack_var" ] || exit 0
 sock=$(wl_conf_get "$stack_var/waitlist.conf" database socket)
