@@ -116,6 +116,7 @@ int wl_json_strict(const char *, size_t);
 size_t wl_utf8_len(const char *); /* code points */
 size_t wl_utf8_prefix(const char *, size_t max);
 void wl_utf8_trim(char *);
+int wl_utf8_blank(const char *); /* white space or invisible only */
 /* Parse text that must be a JSON object; NULL when it is not. */
 cJSON *wl_json_parse_object(const char *, size_t);
 /* Strings array -> cJSON array. */

@@ -105,15 +105,6 @@ wl_field_string(struct wl_ctx *ctx, const cJSON *obj, const char *name,
 	return 1;
 }
 
-/* Empty or white space only. */
-static int
-blank(const char *s)
-{
-	while (*s && isspace((unsigned char)*s))
-		s++;
-	return *s == '\0';
-}
-
 /* A non-blank guest name. */
 int
 wl_field_name(struct wl_ctx *ctx, const cJSON *obj, const char **out)
@@ -122,7 +113,7 @@ wl_field_name(struct wl_ctx *ctx, const cJSON *obj, const char **out)
 
 	if (rc <= 0)
 		return rc;
-	if (blank(*out)) {
+	if (wl_utf8_blank(*out)) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "fullName must not be blank");
 		return -1;
@@ -269,7 +260,7 @@ value_ok(struct wl_ctx *ctx, const struct wl_rows *f, size_t r,
 			       id);
 		return -1;
 	}
-	if (wl_rows_int(f, r, 4) && blank(v->valuestring)) {
+	if (wl_rows_int(f, r, 4) && wl_utf8_blank(v->valuestring)) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
 			       "customData.%s is required on this line and "
 			       "must not be blank",

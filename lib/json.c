@@ -317,6 +317,38 @@ wl_utf8_len(const char *s)
 	return n;
 }
 
+/* Is code point c white space (Unicode White_Space) or invisible
+ * (zero-width space and joiners, word joiner, byte order mark)? */
+static int
+blank_cp(unsigned long c)
+{
+	return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 ||
+	       c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200d) ||
+	       c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f ||
+	       c == 0x2060 || c == 0x3000 || c == 0xfeff;
+}
+
+/* 1 when the valid UTF-8 string s shows nothing: empty, or only white
+ * space and invisible characters. */
+int
+wl_utf8_blank(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long c;
+	int len, i;
+
+	while (*p) {
+		len = *p < 0x80 ? 1 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
+		c = len == 1 ? *p : *p & (0xff >> (len + 1));
+		for (i = 1; i < len; i++)
+			c = (c << 6) | (p[i] & 0x3f);
+		if (!blank_cp(c))
+			return 0;
+		p += len;
+	}
+	return 1;
+}
+
 /* Bytes of the longest prefix of s, at most max, that does not end inside
  * a character: for quoting caller text in a message without breaking it. */
 size_t

@@ -353,6 +353,21 @@ START_TEST(utf8_trim_drops_a_character_cut_short)
 }
 END_TEST
 
+START_TEST(utf8_blank_sees_unicode_white_space_and_invisibles)
+{
+	ck_assert_int_eq(wl_utf8_blank(""), 1);
+	ck_assert_int_eq(wl_utf8_blank(" \t\r\n"), 1);
+	ck_assert_int_eq(wl_utf8_blank("\xc2\xa0"), 1);	  /* no-break space */
+	ck_assert_int_eq(wl_utf8_blank("\xe3\x80\x80 "), 1); /* ideographic */
+	ck_assert_int_eq(wl_utf8_blank("\xe2\x80\x8b\xef\xbb\xbf"), 1);
+	ck_assert_int_eq(wl_utf8_blank("\xc2\x85\xe2\x80\xa8"), 1);
+	ck_assert_int_eq(wl_utf8_blank(" a "), 0);
+	ck_assert_int_eq(wl_utf8_blank("\xc3\xa9"), 0);
+	ck_assert_int_eq(wl_utf8_blank("\xc2\xa0\xf0\x9f\x98\x80"), 0);
+	ck_assert_int_eq(wl_utf8_blank("\xe3\x80\x81"), 0); /* ideographic comma */
+}
+END_TEST
+
 START_TEST(parse_object_accepts_an_object_with_trailing_space)
 {
 	const char *t = "  {\"a\":1,\"b\":{\"c\":[1,{\"d\":\"\xc3\xa9\"}]}}"
@@ -554,6 +569,7 @@ suite_json(void)
 	tcase_add_test(tu, utf8_refuses_embedded_nul);
 	tcase_add_test(tu, utf8_len_counts_code_points);
 	tcase_add_test(tu, utf8_prefix_ends_on_a_character_boundary);
+	tcase_add_test(tu, utf8_blank_sees_unicode_white_space_and_invisibles);
 	tcase_add_test(tu, utf8_trim_drops_a_character_cut_short);
 	suite_add_tcase(s, tu);
 	tcase_add_test(tp, parse_object_accepts_an_object_with_trailing_space);

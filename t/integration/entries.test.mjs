@@ -173,6 +173,8 @@ const INVALID = {
   'missing fullName': () => ({ queueId: A.queueId }),
   'empty fullName': () => base({ fullName: '' }),
   'blank fullName': () => base({ fullName: '   ' }),
+  'fullName of no-break and ideographic spaces': () => base({ fullName: '\u00a0\u3000' }),
+  'fullName of a zero-width space': () => base({ fullName: '\u200b' }),
   'null fullName': () => base({ fullName: null }),
   'unknown body field': () => base({ color: 'red' }),
   'status in the body': () => base({ status: 'ready' }),
@@ -217,6 +219,7 @@ const INVALID = {
   'required custom field missing': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1 }),
   'required text field empty': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1, customData: { [A.f3]: '' } }),
   'required text field blank': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1, customData: { [A.f3]: ' \t ' } }),
+  'required text field of no-break spaces': () => ({ queueId: A.q2, partySize: 1, fullName: NAME, serviceTypeId: A.s1, customData: { [A.f3]: '\u00a0\u00a0' } }),
 };
 
 for (const [name, body] of Object.entries(INVALID)) {
@@ -409,6 +412,7 @@ const BAD_EDITS = {
   'no editable field': {},
   'fullName null': { fullName: null },
   'blank fullName': { fullName: ' ' },
+  'fullName of a no-break space': { fullName: '\u00a0' },
   'partySize null': { partySize: null },
   'partySize 0': { partySize: 0 },
   'an invalid phone': { phone: '555' },
