@@ -39,6 +39,13 @@ wl_json_get_bool(const cJSON *obj, const char *name, int *out)
 	return 1;
 }
 
+/*
+ * A number of a request body whose text is not a whole number, though
+ * the double it was read into may be one (1.00000000000000000001): set
+ * by wl_json_parse_object() beside cJSON's own type bits.
+ */
+#define NOT_WHOLE (1 << 12)
+
 /* An integer: a JSON number with no fractional part within +-2^53. */
 int
 wl_json_get_int(const cJSON *obj, const char *name, long long *out)
@@ -52,7 +59,8 @@ wl_json_get_int(const cJSON *obj, const char *name, long long *out)
 	if (!cJSON_IsNumber(v))
 		return -1;
 	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+	if ((v->type & NOT_WHOLE) || !isfinite(d) || d != floor(d) ||
+	    fabs(d) > 9007199254740992.0)
 		return -1;
 	*out = (long long)d;
 	return 1;
@@ -585,6 +593,74 @@ has_duplicate_keys(const cJSON *node)
 }
 
 /*
+ * Advance *p past the next number of the JSON text (outside strings):
+ * 1 when its text is a whole number (digits past the decimal point, once
+ * the exponent has moved it, all zero), 0 when not, -1 when none is left.
+ */
+static int
+next_number_whole(const char **p, const char *end)
+{
+	const char *s = *p, *ip, *fp = NULL;
+	long ni, nf = 0, e = 0, point, i;
+	int in_str = 0, neg = 0, whole = 1;
+
+	for (; s < end; s++) {
+		if (in_str) {
+			if (*s == '\\')
+				s++;
+			else if (*s == '"')
+				in_str = 0;
+		} else if (*s == '"') {
+			in_str = 1;
+		} else if (*s == '-' || is_digit(s, end)) {
+			break;
+		}
+	}
+	if (s >= end)
+		return -1;
+	if (*s == '-')
+		s++;
+	for (ip = s; is_digit(s, end); s++)
+		;
+	ni = s - ip;
+	if (s < end && *s == '.') {
+		for (fp = ++s; is_digit(s, end); s++)
+			;
+		nf = s - fp;
+	}
+	if (s < end && (*s == 'e' || *s == 'E')) {
+		s++;
+		if (s < end && (*s == '+' || *s == '-'))
+			neg = *s++ == '-';
+		for (; is_digit(s, end); s++)
+			if (e < 1000000)
+				e = e * 10 + (*s - '0');
+	}
+	*p = s;
+	point = ni + (neg ? -e : e);
+	for (i = point < 0 ? 0 : point; i < ni + nf && whole; i++)
+		whole = (i < ni ? ip[i] : fp[i - ni]) == '0';
+	return whole;
+}
+
+/* Mark the numbers under node whose text is not whole, reading the text
+ * along (cJSON keeps members and elements in the text's order). */
+static void
+mark_not_whole(cJSON *node, const char **p, const char *end)
+{
+	cJSON *c;
+
+	for (c = node->child; c; c = c->next) {
+		if (cJSON_IsNumber(c)) {
+			if (next_number_whole(p, end) == 0)
+				c->type |= NOT_WHOLE;
+		} else if (c->child) {
+			mark_not_whole(c, p, end);
+		}
+	}
+}
+
+/*
  * Parse a request body that must be one JSON object of valid UTF-8 and
  * strict RFC 8259 syntax.  cJSON would silently cut strings at a \u0000
  * escape and keep only the first of duplicate members, so both are
@@ -611,5 +687,7 @@ wl_json_parse_object(const char *text, size_t n)
 		cJSON_Delete(root);
 		return NULL;
 	}
+	end = text;
+	mark_not_whole(root, &end, text + n);
 	return root;
 }

@@ -368,6 +368,39 @@ START_TEST(utf8_blank_sees_unicode_white_space_and_invisibles)
 }
 END_TEST
 
+START_TEST(get_int_takes_whole_numbers_by_their_text)
+{
+	const char *t = "{\"g\":\"1.5 \\\" 2.5\",\"a\":1.00000000000000000001,"
+			"\"b\":100.0,\"c\":1e2,\"d\":1.5e1,\"e\":[{\"f\":"
+			"0.99999999999999999999}],\"h\":10E-1,\"i\":0.0,"
+			"\"j\":-0,\"k\":12e-1,\"l\":-2.00000000000000000001e0,"
+			"\"m\":123456789.123e3}";
+	cJSON *o = wl_json_parse_object(t, strlen(t));
+	const cJSON *e;
+	long long v;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(wl_json_get_int(o, "a", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(o, "b", &v), 1);
+	ck_assert_int_eq(v, 100);
+	ck_assert_int_eq(wl_json_get_int(o, "c", &v), 1);
+	ck_assert_int_eq(v, 100);
+	ck_assert_int_eq(wl_json_get_int(o, "d", &v), 1);
+	ck_assert_int_eq(v, 15);
+	e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "e"), 0);
+	ck_assert_int_eq(wl_json_get_int(e, "f", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(o, "h", &v), 1);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(wl_json_get_int(o, "i", &v), 1);
+	ck_assert_int_eq(wl_json_get_int(o, "j", &v), 1);
+	ck_assert_int_eq(wl_json_get_int(o, "k", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(o, "l", &v), -1);
+	ck_assert_int_eq(wl_json_get_int(o, "m", &v), 1);
+	ck_assert_int_eq(v, 123456789123);
+	cJSON_Delete(o);
+}
+END_TEST
+
 START_TEST(parse_object_accepts_an_object_with_trailing_space)
 {
 	const char *t = "  {\"a\":1,\"b\":{\"c\":[1,{\"d\":\"\xc3\xa9\"}]}}"
@@ -570,6 +603,7 @@ suite_json(void)
 	tcase_add_test(tu, utf8_len_counts_code_points);
 	tcase_add_test(tu, utf8_prefix_ends_on_a_character_boundary);
 	tcase_add_test(tu, utf8_blank_sees_unicode_white_space_and_invisibles);
+	tcase_add_test(tu, get_int_takes_whole_numbers_by_their_text);
 	tcase_add_test(tu, utf8_trim_drops_a_character_cut_short);
 	suite_add_tcase(s, tu);
 	tcase_add_test(tp, parse_object_accepts_an_object_with_trailing_space);

@@ -256,6 +256,24 @@ test('malformed bodies are 400 invalid_json and write nothing', async () => {
   assert.equal(entryCount(A.tenantId), before);
 });
 
+test('an integer sent with digits past a double\'s precision is refused, not rounded', async () => {
+  // 99.99999999999999999999 and 0.99999999999999999999 read as the doubles
+  // 100 and 1: the text decides, as it does for 1.5 (100.0 and 1e2 are whole).
+  const before = entryCount(A.tenantId);
+  const evBefore = events(A.tenantId).length;
+  const raw = (party) => `{"queueId":"${A.queueId}","fullName":"${NAME}","partySize":${party}}`;
+  assertError(await api('POST', '/waitlist/entries', { key: A.key, rawBody: raw('99.99999999999999999999'), idempotencyKey: uniq('idem') }), 400, 'validation_failed');
+  assert.equal(entryCount(A.tenantId), before);
+  const e = (await api('POST', '/waitlist/entries', { key: A.key, rawBody: raw('1e1'), idempotencyKey: uniq('idem') })).json.entry;
+  assert.equal(e.partySize, 10);
+  const status = `{"status":"ready","expectedStatus":"waiting","expectedVersion":0.99999999999999999999}`;
+  assertError(await api('PATCH', `/waitlist/entries/${e.id}/status`, { key: A.key, rawBody: status, idempotencyKey: uniq('idem') }), 400, 'validation_failed');
+  const now = await api('GET', `/waitlist/entries/${e.id}`, { key: A.key });
+  assert.equal(now.json.entry.version, 1);
+  assert.equal(now.json.entry.status, 'waiting');
+  assert.equal(events(A.tenantId).length, evBefore + 1);
+});
+
 test('a long unknown member is quoted whole characters at a time', async () => {
   const euros = (n) => '\u20ac'.repeat(n); // three bytes each
   const res = await create(A.key, base({ [euros(40)]: 1 }));
