@@ -74,9 +74,8 @@ void wl_clock_pin(int64_t ms);
 void wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX]);
 /* Parse ISO 8601 (extended or basic format) with an explicit offset ("Z",
  * +hh:mm, +hhmm or +hh).  Returns 0 and sets *ms, or -1 (including when
- * the offset is missing).  wl_iso_utc_to_ms() takes a zero offset only. */
+ * the offset is missing). */
 int wl_iso_to_ms(const char *, int64_t *ms);
-int wl_iso_utc_to_ms(const char *, int64_t *ms);
 /* Is s a valid "HH:MM" (00:00..24:00)?  Sets minutes since midnight. */
 int wl_hhmm_parse(const char *s, int *minutes);
 /* Is name an IANA zone known to this system? */

@@ -175,8 +175,9 @@ wl_field_version(struct wl_ctx *ctx, const cJSON *obj, long long *version)
 }
 
 /*
- * smsConsent {source, consentedAt (UTC), disclosureVersion}.  Returns 0
- * absent, 1 with *out a normalized copy (caller frees), -1 after 400.
+ * smsConsent {source, consentedAt, disclosureVersion}.  consentedAt takes
+ * any offset, as every timestamp sent does, and is kept in UTC.  Returns
+ * 0 absent, 1 with *out a normalized copy (caller frees), -1 after 400.
  */
 int
 wl_field_consent(struct wl_ctx *ctx, const cJSON *obj, cJSON **out)
@@ -209,10 +210,11 @@ wl_field_consent(struct wl_ctx *ctx, const cJSON *obj, cJSON **out)
 		return -1;
 	}
 	if (wl_json_get_string(c, "consentedAt", &at) != 1 ||
-	    wl_iso_utc_to_ms(at, &ms) < 0) {
+	    wl_iso_to_ms(at, &ms) < 0) {
 		wl_reply_error(ctx, WL_C_VALIDATION_FAILED,
-			       "smsConsent.consentedAt must be a UTC "
-			       "timestamp such as 2026-01-31T12:00:00Z");
+			       "smsConsent.consentedAt must be an ISO 8601 "
+			       "timestamp with an offset, such as "
+			       "2026-01-31T12:00:00Z");
 		return -1;
 	}
 	*out = cJSON_CreateObject();

@@ -247,19 +247,6 @@ wl_iso_to_ms(const char *s, int64_t *ms)
 	return iso_parse(s, ms, &offset);
 }
 
-/* The same, in UTC only: Z or a zero offset (+00:00, -0000, +00...). */
-int
-wl_iso_utc_to_ms(const char *s, int64_t *ms)
-{
-	int64_t v;
-	int offset;
-
-	if (iso_parse(s, &v, &offset) < 0 || offset != 0)
-		return -1;
-	*ms = v;
-	return 0;
-}
-
 /* "HH:MM" in 00:00..24:00; sets *minutes.  Returns 0 or -1. */
 int
 wl_hhmm_parse(const char *s, int *minutes)
