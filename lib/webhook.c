@@ -36,7 +36,8 @@ subset(char *const *a, size_t na, char *const *b, size_t nb)
 /*
  * Do the key's restrictions cover these filters?  A business-restricted
  * key covers a filter of lines alone when it may see each of them: all
- * the filter can match lies in its businesses.
+ * the filter can match lies in its businesses.  Returns 1 or 0, or a
+ * negated wl_err.
  */
 static int
 covered(struct wl_ctx *ctx, char *const *biz, size_t nbiz,
@@ -44,6 +45,7 @@ covered(struct wl_ctx *ctx, char *const *biz, size_t nbiz,
 {
 	const struct wl_key *k = &ctx->key;
 	size_t i;
+	int rc;
 
 	if (k->nqueues && (nq == 0 || !subset(queues, nq, k->queues, k->nqueues)))
 		return 0;
@@ -53,8 +55,8 @@ covered(struct wl_ctx *ctx, char *const *biz, size_t nbiz,
 	if (nbiz || nq == 0)
 		return 0;
 	for (i = 0; i < nq; i++)
-		if (wl_queue_find(ctx, queues[i], NULL) != 1)
-			return 0;
+		if ((rc = wl_queue_find(ctx, queues[i], NULL)) != 1)
+			return rc < 0 ? rc : 0;
 	return 1;
 }
 
@@ -130,7 +132,8 @@ sub_reply(struct wl_ctx *ctx, const char *id, int status, const char *secret)
 	return reply_row(ctx, rows, status, secret);
 }
 
-/* Load subscription id visible to the key: 0 with rows, -1 after 404. */
+/* Load subscription id visible to the key: 0 with rows, -1 after 404, or
+ * a wl_err. */
 static int
 sub_load(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 {
@@ -141,10 +144,13 @@ sub_load(struct wl_ctx *ctx, const char *id, struct wl_rows **rows)
 			 rows, NULL);
 	if (rc != WL_OK)
 		return rc;
-	if ((*rows)->nrows == 1 && row_covered(ctx, *rows, 0))
+	rc = (*rows)->nrows == 1 ? row_covered(ctx, *rows, 0) : 0;
+	if (rc == 1)
 		return 0;
 	wl_rows_free(*rows);
 	*rows = NULL;
+	if (rc < 0)
+		return -rc;
 	wl_reply_error(ctx, WL_C_NOT_FOUND, "subscription not found");
 	return -1;
 }
@@ -398,10 +404,12 @@ wl_h_sub_create(struct wl_ctx *ctx)
 		if ((rc = strv_dup(k->queues, k->nqueues, &queues, &nq)))
 			goto out;
 	}
-	if (!covered(ctx, biz, nb, queues, nq)) {
-		wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
-			       "businessIds and queueIds must lie within this "
-			       "key's restrictions");
+	if ((rc = covered(ctx, biz, nb, queues, nq)) <= 0) {
+		if (rc == 0)
+			wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
+				       "businessIds and queueIds must lie "
+				       "within this key's restrictions");
+		rc = -rc;
 		goto out;
 	}
 	if ((rc = ids_exist(ctx, biz, nb, queues, nq)) != 0)
@@ -444,12 +452,6 @@ out:
 	return rc;
 }
 
-static cJSON *
-sub_item(struct wl_ctx *ctx, const struct wl_rows *rows, size_t r)
-{
-	return row_covered(ctx, rows, r) ? sub_json(rows, r, NULL) : NULL;
-}
-
 /* Subscriptions read per page of GET /webhooks/subscriptions: a tenant
  * has few (limits.webhookSubscriptions). */
 #define SUB_SCAN 1000
@@ -462,7 +464,7 @@ wl_h_sub_list(struct wl_ctx *ctx)
 	struct wl_rows *rows = NULL;
 	char pos[WL_ID_MAX * 2];
 	const char *next = NULL;
-	cJSON *root, *a, *item;
+	cJSON *root, *a;
 	int limit, rc, n = 0;
 	size_t r;
 
@@ -476,21 +478,23 @@ wl_h_sub_list(struct wl_ctx *ctx)
 		return rc;
 	root = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(root, "subscriptions");
-	for (r = 0; r < rows->nrows; r++) {
-		if ((item = sub_item(ctx, rows, r)) == NULL)
+	for (r = 0, rc = 0; r < rows->nrows; r++) {
+		if ((rc = row_covered(ctx, rows, r)) <= 0) {
+			if (rc < 0)
+				break;
 			continue;
+		}
 		if (n == limit) { /* one more: the page ends before it */
-			cJSON_Delete(item);
 			next = wl_rows_str(rows, r - 1, S_ID);
 			break;
 		}
-		cJSON_AddItemToArray(a, item);
+		cJSON_AddItemToArray(a, sub_json(rows, r, NULL));
 		n++;
 	}
 	/* A full scan without a page's worth: go on from its last row. */
 	if (next == NULL && rows->nrows == SUB_SCAN)
 		next = wl_rows_str(rows, rows->nrows - 1, S_ID);
-	rc = wl_page_next(ctx, root, "", next);
+	rc = rc < 0 ? -rc : wl_page_next(ctx, root, "", next);
 	wl_rows_free(rows);
 	if (rc != WL_OK) {
 		cJSON_Delete(root);
