@@ -115,7 +115,7 @@ int wl_json_strict(const char *, size_t);
 size_t wl_utf8_len(const char *); /* code points */
 size_t wl_utf8_prefix(const char *, size_t max);
 void wl_utf8_trim(char *);
-int wl_utf8_blank(const char *); /* white space or invisible only */
+int wl_utf8_blank(const char *); /* white space or drawn as nothing */
 /* Parse text that must be a JSON object; NULL when it is not. */
 cJSON *wl_json_parse_object(const char *, size_t);
 /* Strings array -> cJSON array. */
@@ -399,6 +399,7 @@ enum wl_limit {
 };
 extern const char *const wl_limit_names[WL_LIMIT__MAX];
 extern const long wl_limit_defaults[WL_LIMIT__MAX];
+int wl_limit_find(const char *name); /* its enum wl_limit, or -1 */
 
 enum wl_state { WL_STATE_ACTIVE, WL_STATE_DISABLED, WL_STATE_DEMO,
 		WL_STATE__MAX };

@@ -46,7 +46,9 @@ wl_json_get_bool(const cJSON *obj, const char *name, int *out)
  */
 #define NOT_WHOLE (1 << 12)
 
-/* An integer: a JSON number with no fractional part within +-2^53. */
+/* An integer: a JSON number with no fractional part, of magnitude below
+ * 2^53 (larger ones may be rounded), whose text is whole too when it came
+ * through wl_json_parse_object(). */
 int
 wl_json_get_int(const cJSON *obj, const char *name, long long *out)
 {
@@ -60,7 +62,7 @@ wl_json_get_int(const cJSON *obj, const char *name, long long *out)
 		return -1;
 	d = v->valuedouble;
 	if ((v->type & NOT_WHOLE) || !isfinite(d) || d != floor(d) ||
-	    fabs(d) > 9007199254740992.0)
+	    fabs(d) >= 9007199254740992.0)
 		return -1;
 	*out = (long long)d;
 	return 1;
@@ -270,46 +272,59 @@ wl_json_str_array(char *const *v, size_t n)
 	return a;
 }
 
+/*
+ * The character at p, before end: its length in bytes (1 to 4) with its
+ * code point in *cp, or 0 when the bytes there are not one valid UTF-8
+ * character (overlong, surrogate, past U+10FFFF, cut short) or are NUL.
+ */
+static size_t
+utf8_next(const unsigned char *p, const unsigned char *end,
+	  unsigned long *cp)
+{
+	unsigned c = *p;
+	size_t len, i;
+
+	if (c == 0)
+		return 0;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		*cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		*cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		*cp = c & 0x07;
+	} else
+		return 0;
+	if ((size_t)(end - p) < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = (*cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && *cp < 0x800) || (len == 4 && *cp < 0x10000) ||
+	    *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
 /* 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or NUL). */
 int
 wl_utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	size_t len;
+	unsigned long cp;
 
-	while (p < end) {
-		unsigned c = *p;
-		size_t len, i;
-		unsigned cp;
-
-		if (c == 0)
+	for (; p < end; p += len)
+		if ((len = utf8_next(p, end, &cp)) == 0)
 			return 0;
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			len = 2;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			len = 3;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			len = 4;
-			cp = c & 0x07;
-		} else
-			return 0;
-		if ((size_t)(end - p) < len)
-			return 0;
-		for (i = 1; i < len; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		p += len;
-	}
 	return 1;
 }
 
@@ -325,35 +340,35 @@ wl_utf8_len(const char *s)
 	return n;
 }
 
-/* Is code point c white space (Unicode White_Space) or invisible
- * (zero-width space and joiners, word joiner, byte order mark)? */
+/* Is code point c white space (Unicode White_Space) or drawn as nothing
+ * (Default_Ignorable_Code_Point, and the Braille blank)? */
 static int
 blank_cp(unsigned long c)
 {
 	return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 ||
-	       c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200d) ||
-	       c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f ||
-	       c == 0x2060 || c == 0x3000 || c == 0xfeff;
+	       c == 0xa0 || c == 0xad || c == 0x34f || c == 0x61c ||
+	       c == 0x115f || c == 0x1160 || c == 0x1680 || c == 0x17b4 ||
+	       c == 0x17b5 || (c >= 0x180b && c <= 0x180f) ||
+	       (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) ||
+	       (c >= 0x205f && c <= 0x206f) || c == 0x2800 || c == 0x3000 ||
+	       c == 0x3164 || (c >= 0xfe00 && c <= 0xfe0f) || c == 0xfeff ||
+	       c == 0xffa0 || (c >= 0xfff0 && c <= 0xfff8) ||
+	       (c >= 0x1bca0 && c <= 0x1bca3) ||
+	       (c >= 0x1d173 && c <= 0x1d17a) || (c >= 0xe0000 && c <= 0xe0fff);
 }
 
-/* 1 when the valid UTF-8 string s shows nothing: empty, or only white
- * space and invisible characters. */
+/* 1 when s shows nothing: empty, or only white space and characters drawn
+ * as nothing.  (Not valid UTF-8: 0.) */
 int
 wl_utf8_blank(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned long c;
-	int len, i;
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	unsigned long cp;
+	size_t len;
 
-	while (*p) {
-		len = *p < 0x80 ? 1 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
-		c = len == 1 ? *p : *p & (0xff >> (len + 1));
-		for (i = 1; i < len; i++)
-			c = (c << 6) | (p[i] & 0x3f);
-		if (!blank_cp(c))
+	for (; p < end; p += len)
+		if ((len = utf8_next(p, end, &cp)) == 0 || !blank_cp(cp))
 			return 0;
-		p += len;
-	}
 	return 1;
 }
 
