@@ -128,7 +128,11 @@ cmd_key(struct wl_app *app, int argc, char **argv, char *err, size_t errsz)
 static char *
 limit_setting(const char *v)
 {
-	char *s = malloc(strlen("limits.") + strlen(v) + 1);
+	char *s;
+
+	if (strchr(v, '=') == NULL)
+		usage("--limit takes NAME=N");
+	s = malloc(strlen("limits.") + strlen(v) + 1);
 
 	if (s)
 		sprintf(s, "limits.%s", v);

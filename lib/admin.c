@@ -480,18 +480,17 @@ static int
 apply_limit(struct wl_tenant *t, const char *name, const char *v, char *err,
 	    size_t errsz)
 {
+	int l = wl_limit_find(name);
 	size_t i, n;
 
-	for (i = 0; i < WL_LIMIT__MAX; i++)
-		if (strcmp(name, wl_limit_names[i]) == 0) {
-			if (parse_count(v, &t->limits[i]) < 0) {
-				snprintf(err, errsz,
-					 "limit %s must be a whole number",
-					 name);
-				return -1;
-			}
-			return 0;
+	if (l >= 0) {
+		if (parse_count(v, &t->limits[l]) < 0) {
+			snprintf(err, errsz, "limit %s must be a whole number",
+				 name);
+			return -1;
 		}
+		return 0;
+	}
 	n = (size_t)snprintf(err, errsz, "unknown limit %s; the limits are",
 			     name);
 	for (i = 0; i < WL_LIMIT__MAX && n < errsz; i++)

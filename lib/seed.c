@@ -496,13 +496,14 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 		return bad(s, path, "state must be active, disabled or demo");
 	if (wl_json_get_object(o, "limits", &limits) < 0)
 		return bad(s, path, "limits must be an object");
-	for (const cJSON *it = limits ? limits->child : NULL; it; it = it->next) {
-		for (i = 0; i < WL_LIMIT__MAX; i++)
-			if (strcmp(it->string, wl_limit_names[i]) == 0)
-				break;
-		if (i == WL_LIMIT__MAX)
-			return bad(s, path, "unknown limit name in limits");
-	}
+	for (const cJSON *it = limits ? limits->child : NULL; it; it = it->next)
+		if (wl_limit_find(it->string) < 0) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "unknown limit %.*s in limits",
+				 (int)wl_utf8_prefix(it->string, 100),
+				 it->string);
+			return bad(s, path, msg);
+		}
 	for (i = 0; i < WL_LIMIT__MAX; i++)
 		if ((rc = get_num(s, limits, wl_limit_names[i],
 				  wl_limit_defaults[i], 0, 1000000000, &l[i],

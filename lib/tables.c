@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "extern.h"
 
@@ -87,6 +88,18 @@ const char *const wl_limit_names[WL_LIMIT__MAX] = {
 const long wl_limit_defaults[WL_LIMIT__MAX] = {
     600, 120, 3000, 600, 10, 10, 90, 365,
 };
+
+/* The limit named name (its public name), or -1. */
+int
+wl_limit_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < WL_LIMIT__MAX; i++)
+		if (strcmp(name, wl_limit_names[i]) == 0)
+			return i;
+	return -1;
+}
 
 const char *const wl_state_names[WL_STATE__MAX] = {"active", "disabled",
 						   "demo"};

@@ -108,6 +108,9 @@ test('tenant set --limit takes only the eight limits, and a refusal changes noth
     assert.notEqual(r.code, 0, `--limit ${setting} accepted`);
     assert.match(r.stderr, new RegExp(`unknown limit ${setting.split('=')[0]}; the limits are readsPerMinute`));
   }
+  const bare = ctlFail('tenant', 'set', refs.t1, '--limit', 'readsPerMinute');
+  assert.notEqual(bare.code, 0, '--limit without =N accepted');
+  assert.match(bare.stderr, /--limit takes NAME=N/);
   const me = await api('GET', '/me', { key: refs.k1 });
   assert.equal(me.status, 200);
   assert.equal(me.json.capabilities.publicApiEnabled, true);
