@@ -166,11 +166,10 @@ sep(const char **p, int ext, char c)
  * Parse an ISO 8601 date and time of day with an explicit offset: the
  * extended format YYYY-MM-DDTHH:MM[:SS[.fff...]] or the basic format
  * YYYYMMDDTHHMM[SS[.fff...]], then Z or +hh:mm, +hhmm or +hh (or -).
- * A timestamp without an offset is refused.  Sets *offset to the offset
- * in minutes.  Returns 0 or -1.
+ * A timestamp without an offset is refused.  Sets *ms.  Returns 0 or -1.
  */
-static int
-iso_parse(const char *s, int64_t *ms, int *offset)
+int
+wl_iso_to_ms(const char *s, int64_t *ms)
 {
 	int y, mo, d, h, mi, sec = 0, frac = 0, fd = 0, oh = 0, om = 0, sign;
 	const char *p = s;
@@ -229,22 +228,12 @@ iso_parse(const char *s, int64_t *ms, int *offset)
 	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 ||
 	    d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
 		return -1;
-	*offset = oh * 60 + om;
 	*ms = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
 	       h * 3600 + mi * 60 + sec - oh * 3600 - om * 60) *
 		  1000 +
 	      frac;
 	/* Both ends print back in the four-digit-year response format. */
 	return *ms < 0 || *ms > 253402300799999LL ? -1 : 0;
-}
-
-/* An ISO 8601 timestamp with an explicit offset (see iso_parse()). */
-int
-wl_iso_to_ms(const char *s, int64_t *ms)
-{
-	int offset;
-
-	return iso_parse(s, ms, &offset);
 }
 
 /* "HH:MM" in 00:00..24:00; sets *minutes.  Returns 0 or -1. */
