@@ -133,7 +133,6 @@ limit_setting(const char *v)
 	if (strchr(v, '=') == NULL)
 		usage("--limit takes NAME=N");
 	s = malloc(strlen("limits.") + strlen(v) + 1);
-
 	if (s)
 		sprintf(s, "limits.%s", v);
 	return s;

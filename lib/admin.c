@@ -480,7 +480,7 @@ static int
 apply_limit(struct wl_tenant *t, const char *name, const char *v, char *err,
 	    size_t errsz)
 {
-	int l = wl_limit_find(name);
+	int l = wl_name_index(wl_limit_names, WL_LIMIT__MAX, name);
 	size_t i, n;
 
 	if (l >= 0) {
@@ -509,7 +509,6 @@ int
 wl_tenant_apply(struct wl_tenant *t, const char *name, const char *v,
 		char *err, size_t errsz)
 {
-	size_t i;
 	int *flag = NULL;
 
 	if (strncmp(name, "limits.", 7) == 0)
@@ -538,13 +537,14 @@ wl_tenant_apply(struct wl_tenant *t, const char *name, const char *v,
 		return parse_onoff(v, flag) < 0 ? (snprintf(err, errsz,
 				"%s must be on or off", name), -1) : 0;
 	if (strcmp(name, "state") == 0) {
-		for (i = 0; i < WL_STATE__MAX; i++)
-			if (strcmp(v, wl_state_names[i]) == 0) {
-				t->state = (enum wl_state)i;
-				return 0;
-			}
-		snprintf(err, errsz, "state must be active, disabled or demo");
-		return -1;
+		int st = wl_name_index(wl_state_names, WL_STATE__MAX, v);
+		if (st < 0) {
+			snprintf(err, errsz,
+				 "state must be active, disabled or demo");
+			return -1;
+		}
+		t->state = (enum wl_state)st;
+		return 0;
 	}
 	if (strcmp(name, "guestAllowance") == 0)
 		return parse_count(v, &t->guest_allowance) < 0 ? (snprintf(

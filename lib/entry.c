@@ -32,12 +32,7 @@ static const unsigned transitions[WL_ST__MAX] = {
 int
 wl_status_parse(const char *s)
 {
-	int i;
-
-	for (i = 0; s && i < WL_ST__MAX; i++)
-		if (strcmp(s, wl_status_names[i]) == 0)
-			return i;
-	return -1;
+	return wl_name_index(wl_status_names, WL_ST__MAX, s);
 }
 
 /* May an entry move from one status to another? */

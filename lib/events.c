@@ -21,17 +21,6 @@ struct feed_filter {
 	char queue[WL_ID_PARAM_BYTES];
 };
 
-static int
-type_parse(const char *s)
-{
-	int i;
-
-	for (i = 0; i < WL_EV__MAX; i++)
-		if (strcmp(s, wl_event_type_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* Read and check the filters; 0, or -1 after a 4xx reply, or >0 error. */
 static int
 filters_read(struct wl_ctx *ctx, struct feed_filter *f, char *canon,
@@ -47,7 +36,8 @@ filters_read(struct wl_ctx *ctx, struct feed_filter *f, char *canon,
 	if (rc < 0 || (rc > 0 && wl_split_list(types, &v, &n) <= 0))
 		goto bad_types;
 	for (i = 0; i < n; i++) {
-		if ((t = type_parse(v[i])) < 0)
+		t = wl_name_index(wl_event_type_names, WL_EV__MAX, v[i]);
+		if (t < 0)
 			goto bad_types;
 		f->types |= 1u << t;
 	}
@@ -105,7 +95,8 @@ wanted(const struct wl_ctx *ctx, const struct feed_filter *f,
        const struct wl_rows *rows, size_t r)
 {
 	const char *biz = wl_rows_str(rows, r, 2), *queue = wl_rows_str(rows, r, 3);
-	int t = type_parse(wl_rows_str(rows, r, 1));
+	int t = wl_name_index(wl_event_type_names, WL_EV__MAX,
+			      wl_rows_str(rows, r, 1));
 
 	if (f->types && (t < 0 || !((f->types >> t) & 1)))
 		return 0;

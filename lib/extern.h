@@ -385,6 +385,8 @@ enum wl_code {
 };
 const char *wl_code_name(enum wl_code);
 int wl_code_status(enum wl_code);
+/* The index of s among the n names of a table below, or -1. */
+int wl_name_index(const char *const *names, int n, const char *s);
 
 enum wl_limit {
 	WL_LIMIT_READS,
@@ -399,7 +401,6 @@ enum wl_limit {
 };
 extern const char *const wl_limit_names[WL_LIMIT__MAX];
 extern const long wl_limit_defaults[WL_LIMIT__MAX];
-int wl_limit_find(const char *name); /* its enum wl_limit, or -1 */
 
 enum wl_state { WL_STATE_ACTIVE, WL_STATE_DISABLED, WL_STATE_DEMO,
 		WL_STATE__MAX };

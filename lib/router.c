@@ -215,12 +215,7 @@ match(const char *pattern, const struct segments *sg, size_t from,
 static int
 parse_method(const char *m)
 {
-	int i;
-
-	for (i = 0; m && i < WL_METHOD__MAX; i++)
-		if (strcmp(m, wl_method_names[i]) == 0)
-			return i;
-	return -1;
+	return wl_name_index(wl_method_names, WL_METHOD__MAX, m);
 }
 
 /*

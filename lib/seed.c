@@ -475,7 +475,7 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 	const cJSON *limits = NULL;
 	long long *l = t.limits;
 	size_t i;
-	int rc;
+	int rc, st;
 
 	(void)unused;
 	if ((rc = get_name(s, o, "name", "Tenant", &name, path)) ||
@@ -489,15 +489,14 @@ seed_tenant(struct seed *s, const cJSON *o, int unused, const char *path)
 	    (rc = get_num(s, o, "guestAllowance", 10000, 0, 1000000000,
 			  &t.guest_allowance, path)))
 		return rc;
-	for (i = 0; i < WL_STATE__MAX; i++)
-		if (strcmp(state, wl_state_names[i]) == 0)
-			t.state = (enum wl_state)i;
-	if (strcmp(state, wl_state_names[t.state]) != 0)
+	if ((st = wl_name_index(wl_state_names, WL_STATE__MAX, state)) < 0)
 		return bad(s, path, "state must be active, disabled or demo");
+	t.state = (enum wl_state)st;
 	if (wl_json_get_object(o, "limits", &limits) < 0)
 		return bad(s, path, "limits must be an object");
 	for (const cJSON *it = limits ? limits->child : NULL; it; it = it->next)
-		if (wl_limit_find(it->string) < 0) {
+		if (wl_name_index(wl_limit_names, WL_LIMIT__MAX,
+				  it->string) < 0) {
 			char msg[160];
 			snprintf(msg, sizeof(msg), "unknown limit %.*s in limits",
 				 (int)wl_utf8_prefix(it->string, 100),

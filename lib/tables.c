@@ -89,14 +89,15 @@ const long wl_limit_defaults[WL_LIMIT__MAX] = {
     600, 120, 3000, 600, 10, 10, 90, 365,
 };
 
-/* The limit named name (its public name), or -1. */
+/* The index of s among the n names of one of these tables, or -1 (also
+ * for NULL). */
 int
-wl_limit_find(const char *name)
+wl_name_index(const char *const *names, int n, const char *s)
 {
 	int i;
 
-	for (i = 0; i < WL_LIMIT__MAX; i++)
-		if (strcmp(name, wl_limit_names[i]) == 0)
+	for (i = 0; s && i < n; i++)
+		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
 }

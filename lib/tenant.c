@@ -24,6 +24,7 @@ wl_tenant_from_row(const struct wl_rows *rows, size_t r, size_t c0,
 {
 	const char *state = wl_rows_str(rows, r, c0 + 6);
 	size_t i;
+	int st;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->id, sizeof(t->id), "%s", wl_rows_str(rows, r, c0));
@@ -36,10 +37,8 @@ wl_tenant_from_row(const struct wl_rows *rows, size_t r, size_t c0,
 	t->public_api = (int)wl_rows_int(rows, r, c0 + 3);
 	t->webhooks = (int)wl_rows_int(rows, r, c0 + 4);
 	t->zapier = (int)wl_rows_int(rows, r, c0 + 5);
-	t->state = WL_STATE_ACTIVE;
-	for (i = 0; state && i < WL_STATE__MAX; i++)
-		if (strcmp(state, wl_state_names[i]) == 0)
-			t->state = (enum wl_state)i;
+	st = wl_name_index(wl_state_names, WL_STATE__MAX, state);
+	t->state = st < 0 ? WL_STATE_ACTIVE : (enum wl_state)st;
 	t->email_verified = (int)wl_rows_int(rows, r, c0 + 7);
 	t->billing = (int)wl_rows_int(rows, r, c0 + 8);
 	t->guest_allowance = wl_rows_int(rows, r, c0 + 9);

@@ -263,11 +263,9 @@ event_types(struct wl_ctx *ctx, const cJSON *body)
 		goto bad;
 	out = cJSON_CreateArray();
 	cJSON_ArrayForEach(it, a) {
-		for (t = 0; t < WL_EV__MAX; t++)
-			if (cJSON_IsString(it) &&
-			    strcmp(it->valuestring, wl_event_type_names[t]) == 0)
-				break;
-		if (t == WL_EV__MAX) {
+		t = wl_name_index(wl_event_type_names, WL_EV__MAX,
+				  cJSON_GetStringValue(it));
+		if (t < 0) {
 			cJSON_Delete(out);
 			goto bad;
 		}
