@@ -104,6 +104,13 @@ wl_db_errno(struct wl_db *db)
 	return 0;
 }
 
+unsigned long
+wl_db_lost(const struct wl_db *db)
+{
+	(void)db;
+	return 0;
+}
+
 int
 wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
             size_t nargs, struct wl_rows **rows, unsigned long long *affected)

@@ -27,6 +27,7 @@ struct wl_db {
 	int in_txn;
 	int sent; /* the transaction has reached the server */
 	unsigned last_errno;
+	unsigned long lost; /* connections lost (wl_db_lost()) */
 	unsigned long long insert_id;
 	char err[512];
 	/*

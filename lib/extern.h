@@ -161,6 +161,7 @@ enum wl_stmt {
 	STMT_IDEM_GET,
 	STMT_IDEM_INSERT,
 	STMT_IDEM_CLAIM,
+	STMT_IDEM_CLAIM_WAIT,
 	STMT_IDEM_MARK,
 	STMT_IDEM_MARK_GET,
 	STMT_IDEM_ANSWER,
@@ -320,6 +321,8 @@ int wl_db_rollback(struct wl_db *);
 int wl_db_txn(struct wl_db *, int (*fn)(struct wl_db *, void *), void *arg);
 const char *wl_db_error(struct wl_db *);
 unsigned wl_db_errno(struct wl_db *); /* server error number of the last failure */
+/* How many connections this handle has lost so far. */
+unsigned long wl_db_lost(const struct wl_db *);
 extern const char *const wl_stmt_sql[STMT__MAX];
 /* The rows of one STMT_RECORD_NEW, and the columns of each (NEW_ROWS and
  * NEW_ROW in stmt.c). */

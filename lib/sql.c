@@ -83,9 +83,17 @@ db_fail(struct wl_db *db, unsigned e, const char *msg)
 
 	db->last_errno = e;
 	snprintf(db->err, sizeof(db->err), "%u: %s", e, msg);
-	if (rc == WL_ERR_DB_GONE)
+	if (rc == WL_ERR_DB_GONE) {
+		db->lost += db->conn != NULL;
 		close_conn(db);
+	}
 	return rc;
+}
+
+unsigned long
+wl_db_lost(const struct wl_db *db)
+{
+	return db->lost;
 }
 
 /*

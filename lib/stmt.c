@@ -297,6 +297,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO "
 	"idempotency_keys (key_id, idem_key, request_hash, status, body, "
 	"created_at) VALUES (?, ?, ?, 0, NULL, ?)",
+    /* The same claim with the session's lock wait, once the request has
+     * lost a connection (idempotency.c run()). */
+    [STMT_IDEM_CLAIM_WAIT] =
+	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "
+	"status, body, created_at) VALUES (?, ?, ?, 0, NULL, ?)",
     /* Set by the claim's attempt right after it (idempotency.c). */
     [STMT_IDEM_MARK] = "SET @wl_idem_claim = ?",
     [STMT_IDEM_MARK_GET] = "SELECT @wl_idem_claim",

@@ -283,6 +283,40 @@ test('a transaction whose connection is lost before its commit runs again on a n
   assert.equal(again.text, done.text);
 });
 
+test('after a lost connection the claim of the key waits for the earlier attempt instead of answering in progress', async () => {
+  // The server may still hold the lost attempt's claim when the request
+  // runs again on a new connection.  A session of its own queues for
+  // the claim's row behind the lost attempt and so holds it past the
+  // kill, for as long as the server might take: the run again waits
+  // for it, then claims the key and succeeds.
+  const k = uniq('idem');
+  const ref = uniq('linger');
+  const { s, answer, conn } = await walkInHeld(ref, k);
+  const s2 = sqlSession();
+  let queued;
+  try {
+    await s2.run('SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED');
+    const [[keyId]] = await s2.run(`SELECT key_id FROM idempotency_keys WHERE idem_key = '${k}'`);
+    await s2.run('BEGIN');
+    queued = s2.run(`INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status, body, created_at) VALUES ('${keyId}', '${k}', 'x', 0, NULL, 0)`);
+    const waits = () => sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO idempotency_keys %'")[0][0] === '1';
+    for (let i = 0; i < 80 && !waits(); i++) await sleep(25);
+    assert.ok(waits(), 'the session queues for the claim');
+    sql(`KILL CONNECTION ${conn}`);
+    await s.run('ROLLBACK');
+    await queued;
+    await sleep(300);
+  } finally {
+    await s2.run('ROLLBACK');
+    await s2.close();
+    await s.close();
+  }
+  const done = await answer;
+  assert.equal(done.status, 201, done.text);
+  assert.equal(done.headers.get('idempotency-replayed'), null);
+  assert.equal(countByRef(ref), 1);
+});
+
 test('concurrent different bodies under one key: one runs, the others are refused', async () => {
   const k = uniq('idem');
   const ref = uniq('race2');
