@@ -7,10 +7,11 @@
  * the stored answer is replayed (a different request under the same key
  * is refused with idempotency_conflict).  A key claimed by a transaction
  * still running fails the claim at once (no lock wait):
- * idempotency_in_progress; but once the request has lost a connection,
- * the holder may be its own earlier attempt, and the claim waits (run()).  Results below 500 are stored: a 4xx rolls
- * back whatever the handler did and stores only the answer; 5xx, 429 and
- * 503 store nothing and a retry executes.  Stored answers are sealed
+ * idempotency_in_progress.  Only a request that has lost its connection
+ * claims with a lock wait: the holder may be its own lost attempt (see
+ * run()).  Results below 500 are stored: a 4xx rolls back whatever the
+ * handler did and stores only the answer; 5xx, 429 and 503 store nothing
+ * and a retry executes.  Stored answers are sealed
  * (AES-256-GCM): they may hold guest details or a signing secret shown
  * once.
  *
@@ -35,7 +36,7 @@ struct idem {
 	wl_handler handler;
 	char hash[65];
 	long long mark; /* set in the session by this attempt's claim */
-	unsigned long lost; /* wl_db_lost() when the request began */
+	unsigned long lost_before; /* wl_db_lost() when the request began */
 	struct wl_rows *patch; /* @wl_patch, with the commit */
 };
 
@@ -194,12 +195,15 @@ run(struct wl_db *db, void *arg)
 
 	s->mark = ++attempts;
 	/* A request that has lost its connection may find its key claimed
-	 * by its own earlier attempt, which the server has not yet rolled
-	 * back (or is committing): its claim waits for that outcome, where
-	 * another request's claim is refused at once. */
+	 * by its own lost attempt, which the server has not yet rolled back
+	 * (or is committing): its claim waits for that outcome, at most the
+	 * session's lock wait.  (It cannot tell whose claim it waits for: a
+	 * request that lost its connection and meets another request's claim
+	 * is told in progress only after that wait.) */
 	rc = wl_sql_later(db,
-			  wl_db_lost(db) == s->lost ? STMT_IDEM_CLAIM
-						    : STMT_IDEM_CLAIM_WAIT,
+			  wl_db_lost(db) == s->lost_before
+			      ? STMT_IDEM_CLAIM
+			      : STMT_IDEM_CLAIM_WAIT,
 			  SQL_ARGS(SQL_STR(ctx->key.id),
 				   SQL_STR(ctx->http->idempotency_key),
 				   SQL_STR(s->hash), SQL_INT(wl_now_ms())));
@@ -263,7 +267,7 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 				      "Idempotency-Key must be 1 to 255 "
 				      "printable ASCII characters");
 	request_hash(ctx, s.hash);
-	s.lost = wl_db_lost(ctx->app->db);
+	s.lost_before = wl_db_lost(ctx->app->db);
 	for (lost = 0;; lost++) {
 		rc = wl_db_txn(ctx->app->db, run, &s);
 		/* The connection was lost, perhaps with the commit: whether
@@ -287,7 +291,7 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 		rc = WL_ERR_INVALID;
 	}
 	status = ctx->resp->status;
-	/* The claim waited for nothing: another request holds the key.  (A
+	/* The claim failed on a lock: another request holds the key.  (A
 	 * lock wait of the handler's own is a 503, as anywhere.) */
 	if (rc == WL_ERR_BUSY && !claimed(ctx, &s))
 		return in_progress(ctx);

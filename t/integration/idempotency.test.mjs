@@ -288,7 +288,7 @@ test('after a lost connection the claim of the key waits for the earlier attempt
   // runs again on a new connection.  A session of its own queues for
   // the claim's row behind the lost attempt and so holds it past the
   // kill, for as long as the server might take: the run again waits
-  // for it, then claims the key and succeeds.
+  // for it (seen waiting), then claims the key and succeeds.
   const k = uniq('idem');
   const ref = uniq('linger');
   const { s, answer, conn } = await walkInHeld(ref, k);
@@ -299,13 +299,15 @@ test('after a lost connection the claim of the key waits for the earlier attempt
     const [[keyId]] = await s2.run(`SELECT key_id FROM idempotency_keys WHERE idem_key = '${k}'`);
     await s2.run('BEGIN');
     queued = s2.run(`INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status, body, created_at) VALUES ('${keyId}', '${k}', 'x', 0, NULL, 0)`);
-    const waits = () => sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO idempotency_keys %'")[0][0] === '1';
-    for (let i = 0; i < 80 && !waits(); i++) await sleep(25);
-    assert.ok(waits(), 'the session queues for the claim');
+    const claims = () => sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO idempotency_keys %'")[0][0];
+    for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
+    assert.equal(claims(), '1', 'the session queues for the claim');
     sql(`KILL CONNECTION ${conn}`);
     await s.run('ROLLBACK');
     await queued;
-    await sleep(300);
+    // The session holds the row now; the walk-in's new claim waits for it.
+    for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
+    assert.equal(claims(), '1', 'the walk-in run once more waits for its claim');
   } finally {
     await s2.run('ROLLBACK');
     await s2.close();

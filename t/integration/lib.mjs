@@ -179,10 +179,17 @@ export function sqlSession() {
   });
   child.on('exit', (code) => {
     if (waiting && !closing) waiting.reject(new Error(`mariadb exited ${code} during: ${waiting.query}`));
+    waiting = null;
   });
+  // A client that has exited (on an SQL error) takes no more input.
+  child.stdin.on('error', () => {});
   return {
     run(query) {
       return new Promise((resolve, reject) => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          reject(new Error(`mariadb has exited; not run: ${query}`));
+          return;
+        }
         waiting = { resolve, reject, query };
         child.stdin.write(`${query};\nSELECT '${MARK}';\n`);
       });
