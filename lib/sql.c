@@ -418,7 +418,9 @@ db_answer(struct wl_db *db, MYSQL_STMT *s, struct wl_rows **rows,
 			*rows = NULL;
 			rc = fetch_rows(db, s, meta, rows);
 		}
-		mysql_stmt_free_result(s);
+		/* A lost connection was closed with its statements, s too. */
+		if (db->conn != NULL)
+			mysql_stmt_free_result(s);
 		mysql_free_result(meta);
 	} while (rc == WL_OK && (more = mysql_stmt_next_result(s)) == 0);
 	if (rc == WL_OK && more > 0)
