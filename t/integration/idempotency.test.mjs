@@ -288,35 +288,44 @@ test('after a lost connection the claim of the key waits for the earlier attempt
   // runs again on a new connection.  A session of its own queues for
   // the claim's row behind the lost attempt and so holds it past the
   // kill, for as long as the server might take: the run again waits
-  // for it (seen waiting), then claims the key and succeeds.
-  const k = uniq('idem');
-  const ref = uniq('linger');
-  const { s, answer, conn } = await walkInHeld(ref, k);
-  const s2 = sqlSession();
-  let queued;
-  try {
-    await s2.run('SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED');
-    const [[keyId]] = await s2.run(`SELECT key_id FROM idempotency_keys WHERE idem_key = '${k}'`);
-    await s2.run('BEGIN');
-    queued = s2.run(`INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status, body, created_at) VALUES ('${keyId}', '${k}', 'x', 0, NULL, 0)`);
-    const claims = () => sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO idempotency_keys %'")[0][0];
-    for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
-    assert.equal(claims(), '1', 'the session queues for the claim');
-    sql(`KILL CONNECTION ${conn}`);
-    await s.run('ROLLBACK');
-    await queued;
-    // The session holds the row now; the walk-in's new claim waits for it.
-    for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
-    assert.equal(claims(), '1', 'the walk-in run once more waits for its claim');
-  } finally {
-    await s2.run('ROLLBACK');
-    await s2.close();
-    await s.close();
+  // for it (seen waiting), then claims the key and succeeds.  When the
+  // run again reaches the row first (the session then loses a deadlock
+  // or meets its record), nothing was shown: once more, with a new key.
+  let shown = false;
+  for (let attempt = 0; attempt < 3 && !shown; attempt++) {
+    const k = uniq('idem');
+    const ref = uniq('linger');
+    const { s, answer, conn } = await walkInHeld(ref, k);
+    const s2 = sqlSession({ force: true });
+    try {
+      await s2.run('SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED');
+      const [[keyId]] = await s2.run(`SELECT key_id FROM idempotency_keys WHERE idem_key = '${k}'`);
+      await s2.run('BEGIN');
+      const queued = s2.run(`INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status, body, created_at) VALUES ('${keyId}', '${k}', 'x', 0, NULL, 0)`);
+      const claims = () => sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO idempotency_keys %'")[0][0];
+      for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
+      assert.equal(claims(), '1', 'the session queues for the claim');
+      sql(`KILL CONNECTION ${conn}`);
+      await s.run('ROLLBACK');
+      await queued;
+      const [[held]] = await s2.run(`SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = '${k}' AND request_hash = 'x'`);
+      if (held === '1') {
+        // The session holds the row; the walk-in's new claim waits for it.
+        for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
+        assert.equal(claims(), '1', 'the walk-in run once more waits for its claim');
+        shown = true;
+      }
+    } finally {
+      await s2.run('ROLLBACK').catch(() => {});
+      await s2.close();
+      await s.close();
+    }
+    const done = await answer;
+    assert.equal(done.status, 201, done.text);
+    assert.equal(done.headers.get('idempotency-replayed'), null);
+    assert.equal(countByRef(ref), 1);
   }
-  const done = await answer;
-  assert.equal(done.status, 201, done.text);
-  assert.equal(done.headers.get('idempotency-replayed'), null);
-  assert.equal(countByRef(ref), 1);
+  assert.ok(shown, 'the session never held the claim past the kill');
 });
 
 test('concurrent different bodies under one key: one runs, the others are refused', async () => {

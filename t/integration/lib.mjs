@@ -157,10 +157,12 @@ export function sql(query, { tellWorkers = true } = {}) {
 // A database session that stays open between queries, for holding a lock
 // or a transaction across API requests: run(query) resolves to its rows
 // (as sql() gives them) once the server has answered; close() ends it.
-export function sqlSession() {
+export function sqlSession({ force = false } = {}) {
+  // force: an SQL error is printed and the session goes on (otherwise
+  // the client exits, and later queries are refused).
   const child = spawn('mariadb', [
     '--no-defaults', `--socket=${VAR}/mysql.sock`, '-u', userInfo().username,
-    '-N', '-B', '--unbuffered', 'waitlist',
+    '-N', '-B', '--unbuffered', ...(force ? ['--force'] : []), 'waitlist',
   ], { stdio: ['pipe', 'pipe', 'inherit'] });
   const MARK = `-- done ${randomBytes(8).toString('hex')}`;
   let out = '';
