@@ -128,6 +128,11 @@
 	"AND (e.updated_at > ? OR (e.updated_at = ? AND e.id > ?)) AND "     \
 	ENTRY_VISIBLE " ORDER BY e.updated_at, e.id LIMIT ?"
 
+/* An Idempotency-Key's claim: its record, still without an answer. */
+#define IDEM_CLAIM                                                        \
+	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "  \
+	"status, body, created_at) VALUES (?, ?, ?, 0, NULL, ?)"
+
 /* Subscription columns in the order webhook.c reads them. */
 #define SUB_COLS                                                          \
 	"s.id, s.url, s.event_types, s.business_ids, s.queue_ids, "        \
@@ -294,14 +299,10 @@ const char *const wl_stmt_sql[STMT__MAX] = {
      * another transaction holds fails at once (lock wait 0: in progress),
      * a committed record on the duplicate key (a retry). */
     [STMT_IDEM_CLAIM] =
-	"SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO "
-	"idempotency_keys (key_id, idem_key, request_hash, status, body, "
-	"created_at) VALUES (?, ?, ?, 0, NULL, ?)",
+	"SET STATEMENT innodb_lock_wait_timeout = 0 FOR " IDEM_CLAIM,
     /* The same claim with the session's lock wait, once the request has
      * lost a connection (idempotency.c run()). */
-    [STMT_IDEM_CLAIM_WAIT] =
-	"INSERT INTO idempotency_keys (key_id, idem_key, request_hash, "
-	"status, body, created_at) VALUES (?, ?, ?, 0, NULL, ?)",
+    [STMT_IDEM_CLAIM_WAIT] = IDEM_CLAIM,
     /* Set by the claim's attempt right after it (idempotency.c). */
     [STMT_IDEM_MARK] = "SET @wl_idem_claim = ?",
     [STMT_IDEM_MARK_GET] = "SELECT @wl_idem_claim",
