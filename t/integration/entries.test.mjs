@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, sleep, sql, sqlSession, uniq } from './lib.mjs';
+import { api, running, sleep, sql, sqlSession, uniq } from './lib.mjs';
 import {
   ALLOWED, ALL_DAY, TS_RE, assertContiguous, assertError, create, dayZone, entryCount, events,
   getEntry, hours, iso, key, line, moveThrough, mustCreate, nextSlot, setStatus, setup,
@@ -655,7 +655,7 @@ test('a departure takes the next head once the line\'s lock is granted: a walk-i
   const c = await mustCreate(T.key, { queueId: q, partySize: 1, fullName: 'C' });
   // The service's statement waiting for the line's row (InnoDB gives up
   // after 5 s: innodb_lock_wait_timeout in lib/sql.c).
-  const waiting = () => Number(sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'UPDATE line_tickets %'")[0][0]);
+  const waiting = () => running('UPDATE line_tickets').length;
   const s = sqlSession();
   let res;
   try {

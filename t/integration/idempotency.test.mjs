@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, sleep, sql, sqlSession, uniq } from './lib.mjs';
+import { api, running, sleep, sql, sqlSession, uniq } from './lib.mjs';
 import {
   assertError, create, entryCount, events, getEntry, iso, key, mustCreate, nextSlot,
   dayZone, rawHttp, setStatus, setup, write,
@@ -198,7 +198,7 @@ test('20 concurrent identical creations with one key make exactly one entry', as
 // under key k, which waits for it.  Resolves once it waits: the session,
 // the walk-in's answer to come and its database connection's id.
 async function walkInHeld(ref, k) {
-  const waiting = () => sql("SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO line_tickets %'");
+  const waiting = () => running('INSERT INTO line_tickets');
   const s = sqlSession();
   try {
     await s.run('BEGIN');
@@ -207,7 +207,7 @@ async function walkInHeld(ref, k) {
     for (let i = 0; i < 80 && waiting().length === 0; i++) await sleep(25);
     const ids = waiting();
     assert.equal(ids.length, 1, 'the walk-in waits for its line');
-    return { s, answer, conn: ids[0][0] };
+    return { s, answer, conn: ids[0] };
   } catch (err) {
     await s.close();
     throw err;
@@ -302,17 +302,17 @@ test('after a lost connection the claim of the key waits for the earlier attempt
       const [[keyId]] = await s2.run(`SELECT key_id FROM idempotency_keys WHERE idem_key = '${k}'`);
       await s2.run('BEGIN');
       const queued = s2.run(`INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status, body, created_at) VALUES ('${keyId}', '${k}', 'x', 0, NULL, 0)`);
-      const claims = () => sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'INSERT INTO idempotency_keys %'")[0][0];
-      for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
-      assert.equal(claims(), '1', 'the session queues for the claim');
+      const claims = () => running('INSERT INTO idempotency_keys').length;
+      for (let i = 0; i < 80 && claims() !== 1; i++) await sleep(25);
+      assert.equal(claims(), 1, 'the session queues for the claim');
       sql(`KILL CONNECTION ${conn}`);
       await s.run('ROLLBACK');
       await queued;
       const [[held]] = await s2.run(`SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = '${k}' AND request_hash = 'x'`);
       if (held === '1') {
         // The session holds the row; the walk-in's new claim waits for it.
-        for (let i = 0; i < 80 && claims() !== '1'; i++) await sleep(25);
-        assert.equal(claims(), '1', 'the walk-in run once more waits for its claim');
+        for (let i = 0; i < 80 && claims() !== 1; i++) await sleep(25);
+        assert.equal(claims(), 1, 'the walk-in run once more waits for its claim');
         shown = true;
       }
     } finally {

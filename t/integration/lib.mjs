@@ -157,6 +157,12 @@ export function sql(query, { tellWorkers = true } = {}) {
 // A database session that stays open between queries, for holding a lock
 // or a transaction across API requests: run(query) resolves to its rows
 // (as sql() gives them) once the server has answered; close() ends it.
+// The ids of the database connections whose running statement begins
+// with prefix (one waiting for a lock shows there too).
+export function running(prefix) {
+  return sql(`SELECT id FROM information_schema.processlist WHERE info LIKE '${prefix} %'`).map((row) => row[0]);
+}
+
 export function sqlSession({ force = false } = {}) {
   // force: an SQL error is printed and the session goes on (otherwise
   // the client exits, and later queries are refused).
