@@ -174,8 +174,13 @@ wl_ranges_add(struct wl_ranges *rs, const char *sub, int64_t first,
 
 	pthread_mutex_lock(&rs->mu);
 	if ((i = range_of(rs, sub, first)) >= 0) {
-		/* Held already: taken over from itself. */
-		rs->v[i].left = left;
+		/* Held already: taken over from itself, its lease having run
+		 * out with sends still to settle.  Those settle too, so they
+		 * still count: counting only the new sends would let the range
+		 * go (STMT_RANGE_DONE) while events of the old ones are not
+		 * recorded yet.  The new sends are of every event left
+		 * unrecorded, so an earlier give-back is covered by them. */
+		rs->v[i].left += left;
 		rs->v[i].given_back = 0;
 		goto out;
 	}
@@ -230,6 +235,35 @@ range_settle(struct wl_ranges *rs, const struct wl_send *s, int given_back,
 	return settled;
 }
 
+/* Whether o is a first attempt, whose record does not exist yet. */
+static int
+is_first(const struct outcome *o)
+{
+	return o->s->range_first != 0;
+}
+
+/*
+ * The record of n outcomes failed: the ranges of its first attempts that
+ * are still held are to be given back, not deleted, when their last send
+ * settles, so that their events without a record go out again (taken
+ * over: STMT_RANGE_LEFT).  A range already let go of by this batch keeps
+ * its row, leased to this deliverer until it is taken over.
+ */
+static void
+ranges_unrecorded(struct wl_ranges *rs, const struct outcome *v, size_t n)
+{
+	size_t i;
+	long r;
+
+	pthread_mutex_lock(&rs->mu);
+	for (i = 0; i < n; i++)
+		if (is_first(&v[i]) &&
+		    (r = range_of(rs, v[i].s->subscription_id,
+				  v[i].s->range_first)) >= 0)
+			rs->v[r].given_back = 1;
+	pthread_mutex_unlock(&rs->mu);
+}
+
 void
 wl_ranges_init(struct wl_ranges *rs)
 {
@@ -263,12 +297,6 @@ ms_or_null(int64_t v)
 	return v ? SQL_INT(v) : SQL_NULL;
 }
 
-/* Whether o is a first attempt, whose record does not exist yet. */
-static int
-is_first(const struct outcome *o)
-{
-	return o->s->range_first != 0;
-}
 
 /*
  * The ranges of the batch's first attempts, as STMT_RANGES_HELD takes
@@ -489,9 +517,10 @@ retries_json(const struct outcome *v, size_t n, char **out)
 /*
  * Write n decided outcomes in one transaction (one commit for the lot
  * rather than one per attempt), settling their ranges, then free their
- * texts.  On an error nothing is recorded; the leases then expire and
- * those deliveries are sent again, with the same webhook-id (at least
- * once).
+ * texts.  On an error nothing is recorded: those deliveries are sent
+ * again, with the same webhook-id (at least once), retries once their
+ * leases expire, first attempts when their range is taken over (see
+ * ranges_unrecorded()).
  */
 static int
 record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
@@ -522,6 +551,8 @@ record(struct wl_app *app, const char *owner, struct wl_ranges *rs,
 	if (rc == WL_OK &&
 	    (rc = wl_db_txn(app->db, record_txn, &b)) == WL_ERR_DB_GONE)
 		rc = wl_db_txn(app->db, record_txn, &b);
+	if (rc != WL_OK)
+		ranges_unrecorded(rs, v, n);
 	for (i = 0; i < n; i++) {
 		s = v[i].s;
 		wl_log_add(&lines, WL_LOG_INFO,

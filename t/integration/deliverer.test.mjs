@@ -109,6 +109,15 @@ async function runOnce(config) {
   return { code, stderr: stderr.slice(-2000) };
 }
 
+// The n delivery records of subscription subId once every one of them
+// has succeeded (within 20 s).
+function allSucceeded(key, subId, n) {
+  return waitUntil(async () => {
+    const list = await listDeliveries(key, subId);
+    return list.length === n && list.every((d) => d.status === 'succeeded') && list;
+  }, 20000, () => `${n} succeeded records (have ${JSON.stringify(sql(`SELECT event_id, status FROM deliveries WHERE subscription_id = '${subId}'`))}; ranges ${JSON.stringify(sql(`SELECT first_seq, last_seq, lease_owner IS NULL FROM delivery_ranges WHERE subscription_id = '${subId}'`))})`);
+}
+
 function progress(url, expected) {
   const reqs = rx.at(url);
   const got = new Set(reqs.map((r) => r.headers['webhook-id']));
@@ -339,6 +348,92 @@ describe('deliverer process', () => {
       assert.ok(records.every((d) => d.status === 'succeeded'), JSON.stringify(records));
       assert.deepEqual(await listDeliveries(ten.k1, old.id), []);
       assert.deepEqual(sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id IN ('${sub.id}', '${old.id}')`), [['0']]);
+    } finally {
+      ensureDeliverer();
+    }
+  });
+
+  test('a batch of a range whose record fails goes out again, though later sends of the range are recorded', { timeout: 120000 }, async () => {
+    // A range's sends settle in batches, each recorded in a transaction
+    // of its own.  When one batch's transaction fails, a later batch that
+    // settles the range's last send must not let the range go: the failed
+    // batch's events would then have neither a record nor a range, and
+    // would never be sent again.  A trigger stands in for the database
+    // refusing that one transaction.
+    const ten = newTenant();
+    const url = rx.url(uniq('unrecorded'));
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    // Two events of one range: the first answered at once, the other
+    // 1.5 s later, so that each is recorded in a batch of its own.
+    rx.plan(url, { status: 200 }, { status: 200, delayMs: 1500 });
+    rx.setDefault(url, { status: 200 });
+    const trigger = uniq('refuse_record').replace(/[^A-Za-z0-9_]/g, '_');
+    stack('deliverer-stop');
+    try {
+      await burst(ten.k1, ten.q1, 2);
+      const ids = eventIdsOfTenant(ten.t1, CREATED);
+      sql(`DELIMITER //
+        CREATE TRIGGER ${trigger} BEFORE INSERT ON deliveries FOR EACH ROW
+        IF NEW.subscription_id = '${sub.id}' THEN
+          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test';
+        END IF //
+        DELIMITER ;`, { tellWorkers: false });
+      ensureDeliverer();
+      const log = join(VAR, 'log', 'deliverer.log');
+      const refused = () => readFileSync(log, 'utf8').split('\n').filter((l) =>
+        l.includes(`"subscriptionId":"${sub.id}"`) && l.includes('"outcome":"unrecorded"'));
+      await waitUntil(() => refused().length > 0, 15000, "the first batch's record to fail");
+      sql(`DROP TRIGGER ${trigger}`, { tellWorkers: false });
+      const reqs = rx.at(url);
+      assert.equal(reqs.length, 2, 'both events are sent before the first record fails');
+      assert.equal(refused().length, 1, 'the first record failed alone');
+      const lost = reqs.find((r) => r.answeredAt !== null);
+      const records = await allSucceeded(ten.k1, sub.id, 2);
+      assert.deepEqual(sorted(records.map((d) => d.eventId)), sorted(ids));
+      const again = rx.at(url).filter((r) => r.headers['webhook-id'] === lost.headers['webhook-id']);
+      assert.equal(again.length, 2, 'the event whose record failed was sent again, with its webhook-id');
+      assert.deepEqual(sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id = '${sub.id}'`), [['0']]);
+    } finally {
+      sql(`DROP TRIGGER IF EXISTS ${trigger}`, { tellWorkers: false });
+      ensureDeliverer();
+    }
+  });
+
+  test('a range its own deliverer takes over while its sends are in flight waits for all of them', { timeout: 120000 }, async () => {
+    // The lease of a range can run out while its sends are still in
+    // flight (a slow endpoint, a slow record); the deliverer then takes
+    // the range over from itself and sends its unrecorded events again.
+    // The range may go only once the first sends have settled too:
+    // otherwise, with the first send of one event and the second of the
+    // other settled, it is let go of, and the last two are not recorded.
+    const ten = newTenant();
+    const url = rx.url(uniq('self'));
+    const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
+    stack('deliverer-stop');
+    try {
+      await burst(ten.k1, ten.q1, 2);
+      const ids = eventIdsOfTenant(ten.t1, CREATED);
+      // One event is answered 4 s after its first send and at once after
+      // its second; the other 8 s after each.
+      const sends = new Map();
+      rx.setDefault(url, (r) => {
+        const id = r.headers['webhook-id'];
+        sends.set(id, (sends.get(id) || 0) + 1);
+        if (id !== ids[0]) return { status: 200, delayMs: 8000 };
+        return sends.get(id) === 1 ? { status: 200, delayMs: 4000 } : { status: 200 };
+      });
+      ensureDeliverer();
+      await rx.waitFor(url, 2, 15000);
+      sql(`UPDATE delivery_ranges SET lease_until = ${Date.now() - 1000} WHERE subscription_id = '${sub.id}'`,
+        { tellWorkers: false });
+      const reqs = await rx.waitFor(url, 4, 10000);
+      assert.equal(reqs.slice(0, 2).filter((r) => r.answeredAt !== null && r.answeredAt < reqs[3].receivedAt).length, 0,
+        'a first send was answered before both events were sent again');
+      const records = await allSucceeded(ten.k1, sub.id, 2);
+      assert.deepEqual(sorted(records.map((d) => d.eventId)), sorted(ids));
+      await waitUntil(() => rx.at(url).every((r) => r.answeredAt !== null), 10000, 'every send answered');
+      await waitUntil(() => sql(`SELECT COUNT(*) FROM delivery_ranges WHERE subscription_id = '${sub.id}'`)[0][0] === '0',
+        5000, 'the range to be let go of once every send has settled');
     } finally {
       ensureDeliverer();
     }

@@ -215,7 +215,8 @@ export async function waitUntil(fn, timeoutMs, what) {
 // kept with its headers and exact raw body.  Answers follow a per-endpoint
 // script: recv.plan(url, {status, headers, delayMs, bodyDelayMs, body}, ...)
 // queues answers (bodyDelayMs: the status line at once, the body that much
-// later); after the queue, recv.setDefault(url, step) (else 200).
+// later); after the queue, recv.setDefault(url, step) (else 200).  A step
+// may be a function of the request's record, returning the answer.
 export async function startReceiver() {
   const requests = [];
   const plans = new Map();
@@ -232,7 +233,8 @@ export async function startReceiver() {
       };
       requests.push(record);
       const q = plans.get(req.url);
-      const step = (q && q.length ? q.shift() : defaults.get(req.url)) || { status: 200 };
+      const planned = q && q.length ? q.shift() : defaults.get(req.url);
+      const step = (typeof planned === 'function' ? planned(record) : planned) || { status: 200 };
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(step.status, { 'content-type': 'text/plain', ...(step.headers || {}) });
