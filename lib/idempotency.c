@@ -40,15 +40,21 @@ struct idem {
 	struct wl_rows *patch; /* @wl_patch, with the commit */
 };
 
-static void
+/* The request's hash, of its method, path and body; WL_ERR_NOMEM rather
+ * than the hash of a part of it, which could match another request. */
+static int
 request_hash(const struct wl_ctx *ctx, char out[65])
 {
 	struct wl_buf b = {0};
+	int rc;
 
-	wl_buf_printf(&b, "%s\n%s\n", ctx->http->method, ctx->http->path);
-	wl_buf_append(&b, ctx->http->body, ctx->http->body_len);
-	wl_sha256_hex(b.p ? b.p : "", b.len, out);
+	rc = wl_buf_printf(&b, "%s\n%s\n", ctx->http->method, ctx->http->path);
+	if (rc == WL_OK && ctx->http->body_len > 0)
+		rc = wl_buf_append(&b, ctx->http->body, ctx->http->body_len);
+	if (rc == WL_OK)
+		wl_sha256_hex(b.p, b.len, out);
 	wl_buf_free(&b);
+	return rc;
 }
 
 static int
@@ -266,7 +272,8 @@ wl_idempotent(struct wl_ctx *ctx, wl_handler handler)
 		return wl_reply_error(ctx, WL_C_INVALID_REQUEST,
 				      "Idempotency-Key must be 1 to 255 "
 				      "printable ASCII characters");
-	request_hash(ctx, s.hash);
+	if ((rc = request_hash(ctx, s.hash)) != WL_OK)
+		return rc;
 	s.lost_before = wl_db_lost(ctx->app->db);
 	for (lost = 0;; lost++) {
 		rc = wl_db_txn(ctx->app->db, run, &s);

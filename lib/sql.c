@@ -49,6 +49,9 @@ classify(unsigned e)
 	case ER_UNKNOWN_COM_ERROR: /* Galera node not ready (WSREP) */
 	case 4031:		   /* client interaction timeout */
 	case 2026:		   /* SSL connection error */
+	/* Results left unread by a failure (out of memory) block every
+	 * later command: the connection starts over. */
+	case CR_COMMANDS_OUT_OF_SYNC:
 		return WL_ERR_DB_GONE;
 	case ER_DUP_ENTRY:
 		return WL_ERR_CONFLICT;
@@ -292,6 +295,9 @@ fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 				     mysql_stmt_error(s));
 			goto out;
 		}
+		/* Counted before its cells are filled, so that those filled
+		 * are freed if one fails. */
+		rows->nrows = r + 1;
 		for (c = 0; c < ncols; c++) {
 			char *cell;
 			if (nulls[c])
@@ -316,7 +322,6 @@ fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 			rows->cell[r * ncols + c] = cell;
 			rows->len[r * ncols + c] = lens[c];
 		}
-		rows->nrows = r + 1;
 	}
 	*out = rows;
 	rows = NULL;

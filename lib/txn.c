@@ -31,6 +31,7 @@ compound(struct wl_db *db, const unsigned short *ids, size_t n)
 	struct compound *c, *victim = &db->comp[0];
 	struct wl_buf sql = {0};
 	size_t i;
+	int rc;
 
 	for (c = db->comp; c < db->comp + COMPOUNDS; c++) {
 		if (c->s && c->n == n &&
@@ -44,10 +45,10 @@ compound(struct wl_db *db, const unsigned short *ids, size_t n)
 	if (victim->s)
 		mysql_stmt_close(victim->s);
 	memset(victim, 0, sizeof(*victim));
-	wl_buf_printf(&sql, "BEGIN NOT ATOMIC ");
-	for (i = 0; i < n; i++)
-		wl_buf_printf(&sql, "%s; ", wl_stmt_sql[ids[i]]);
-	if (wl_buf_printf(&sql, "END") != WL_OK) {
+	rc = wl_buf_printf(&sql, "BEGIN NOT ATOMIC ");
+	for (i = 0; rc == WL_OK && i < n; i++)
+		rc = wl_buf_printf(&sql, "%s; ", wl_stmt_sql[ids[i]]);
+	if (rc != WL_OK || wl_buf_printf(&sql, "END") != WL_OK) {
 		wl_buf_free(&sql);
 		snprintf(db->err, sizeof(db->err), "out of memory");
 		return NULL;
@@ -131,7 +132,7 @@ wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	     size_t nargs)
 {
 	struct wl_sqlval v;
-	size_t i, had = db->nlargs, len = db->strs.len;
+	size_t i, had, len;
 	int rc;
 
 	if (!db->in_txn || nargs > BATCH_ARGS || db_any_non_ascii(args, nargs))
@@ -139,6 +140,8 @@ wl_sql_later(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
 	if ((db->nlater == BATCH_MAX || db->nlargs + nargs > BATCH_ARGS) &&
 	    (rc = db_send_later(db, STMT__MAX, NULL, 0, NULL)) != WL_OK)
 		return rc;
+	had = db->nlargs;
+	len = db->strs.len;
 	for (i = 0; i < nargs; i++) {
 		v = args[i];
 		if (v.type == WL_SQL_STR) {
