@@ -26,28 +26,30 @@
 
 /* Columns of STMT_CLAIMED (retries). */
 enum { C_ID, C_SEQ, C_EVENT, C_COUNT, C_MANUAL, C_ATTEMPTS, C_CREATED,
-       C_SUB, C_URL, C_STATUS, C_SECRET, C_PREV, C_PREV_UNTIL, C_KEY,
-       C_REVOKED, C_EXPIRES, C_ITYPE, C_BODY, C_TENANT };
+       C_SUB, C_URL, C_STATUS, C_SECRET, C_PREV, C_PREV_UNTIL, C_UPDATED,
+       C_KEY, C_REVOKED, C_EXPIRES, C_ITYPE, C_BODY, C_TENANT };
 /* Columns of STMT_FANOUT_SUBS and STMT_RANGE_SUB (RANGE_SUB_COLS). */
 enum { S_ID, S_TENANT_ID, S_FANOUT, S_TYPES, S_BUSINESSES, S_QUEUES,
        S_HIGH_WATER, S_STATUS, S_URL, S_SECRET, S_PREV, S_PREV_UNTIL,
-       S_KEY, S_REVOKED, S_EXPIRES, S_ITYPE, S_TENANT };
+       S_UPDATED, S_KEY, S_REVOKED, S_EXPIRES, S_ITYPE, S_TENANT };
 /* Columns of STMT_FANOUT_EVENTS and STMT_RANGE_LEFT. */
 enum { E_SEQ, E_ID, E_TYPE, E_BUSINESS, E_QUEUE, E_BODY };
 
-/* Where a row holds what access_ok() and sign() read. */
+/* Where a row holds what access_ok(), pause_sub() and sign() read. */
 struct cols {
-	int sub, url, secret, prev, prev_until, key, revoked, expires, itype,
-	    tenant;
+	int sub, url, secret, prev, prev_until, updated, key, revoked,
+	    expires, itype, tenant;
 };
-static const struct cols retry_cols = {C_SUB,	   C_URL,     C_SECRET,
-				       C_PREV,	   C_PREV_UNTIL, C_KEY,
-				       C_REVOKED, C_EXPIRES, C_ITYPE,
-				       C_TENANT};
-static const struct cols range_cols = {S_ID,	    S_URL,	   S_SECRET,
-				       S_PREV,	    S_PREV_UNTIL, S_KEY,
-				       S_REVOKED, S_EXPIRES,   S_ITYPE,
-				       S_TENANT};
+static const struct cols retry_cols = {
+    .sub = C_SUB, .url = C_URL, .secret = C_SECRET, .prev = C_PREV,
+    .prev_until = C_PREV_UNTIL, .updated = C_UPDATED, .key = C_KEY,
+    .revoked = C_REVOKED, .expires = C_EXPIRES, .itype = C_ITYPE,
+    .tenant = C_TENANT};
+static const struct cols range_cols = {
+    .sub = S_ID, .url = S_URL, .secret = S_SECRET, .prev = S_PREV,
+    .prev_until = S_PREV_UNTIL, .updated = S_UPDATED, .key = S_KEY,
+    .revoked = S_REVOKED, .expires = S_EXPIRES, .itype = S_ITYPE,
+    .tenant = S_TENANT};
 
 /* A fresh lease owner token. */
 void
@@ -110,24 +112,35 @@ wants(const struct filters *f, const struct wl_rows *events, size_t i)
 	return ok;
 }
 
-/* Pause a subscription whose access is gone; its pending deliveries will
- * never go out (resume starts after the newest event). */
+/* Pause the subscription of row r, whose access is gone; its pending
+ * deliveries will never go out (resume starts after the newest event).
+ * Only if it has not changed since it was read: resumed or bound to
+ * another key meanwhile, it is checked again at the next look.  *paused
+ * (when given) tells which. */
 static int
-pause_sub(struct wl_app *app, const char *sub, const char *reason)
+pause_sub(struct wl_app *app, const struct wl_rows *rows, size_t r,
+	  const struct cols *k, int *paused)
 {
+	const char *sub = wl_rows_str(rows, r, k->sub);
+	unsigned long long n = 0;
 	int64_t now = wl_now_ms();
 	int rc;
 
-	rc = wl_sql_do(app->db, STMT_SUB_SET_STATUS,
-		       SQL_ARGS(SQL_STR("paused"), SQL_STR(reason),
-				SQL_INT(now), SQL_STR(sub)));
-	if (rc == WL_OK)
-		rc = wl_sql_do(app->db, STMT_DELIVERY_FAIL_PENDING,
-			       SQL_ARGS(SQL_INT(now), SQL_STR(sub)));
+	rc = wl_sql_exec(app->db, STMT_SUB_SET_STATUS,
+			 SQL_ARGS(SQL_STR("paused"), SQL_STR("access_lost"),
+				  SQL_INT(now), SQL_STR(sub),
+				  SQL_INT(wl_rows_int(rows, r, k->updated))),
+			 NULL, &n);
+	if (paused)
+		*paused = rc == WL_OK && n > 0;
+	if (rc != WL_OK || n == 0)
+		return rc;
+	rc = wl_sql_do(app->db, STMT_DELIVERY_FAIL_PENDING,
+		       SQL_ARGS(SQL_INT(now), SQL_STR(sub)));
 	wl_log(WL_LOG_WARN,
 	       "\"msg\":\"subscription paused\",\"subscriptionId\":\"%s\","
-	       "\"reason\":\"%s\"",
-	       sub, reason);
+	       "\"reason\":\"access_lost\"",
+	       sub);
 	return rc;
 }
 
@@ -309,8 +322,7 @@ claim_retries(struct claim *c)
 			continue;
 		}
 		if (!access_ok(rows, r, &retry_cols, c->now)) {
-			rc = pause_sub(app, wl_rows_str(rows, r, C_SUB),
-				       "access_lost");
+			rc = pause_sub(app, rows, r, &retry_cols, NULL);
 			continue;
 		}
 		if ((s = push(&c->v, &c->n, &c->cap)) == NULL) {
@@ -516,8 +528,7 @@ claim_new(struct claim *c)
 		left = c->max - (unsigned)c->n;
 		others = subs->nrows - r - 1;
 		if (!access_ok(subs, r, &range_cols, c->now))
-			rc = pause_sub(c->app, wl_rows_str(subs, r, S_ID),
-				       "access_lost");
+			rc = pause_sub(c->app, subs, r, &range_cols, NULL);
 		else
 			rc = claim_range(c, subs, r,
 					 (unsigned)((left + others) /
@@ -544,7 +555,7 @@ resume_range(struct claim *c, const char *sub, int64_t first, int64_t last)
 	struct wl_rows *subs = NULL, *events = NULL;
 	struct filters f;
 	size_t wanted = 0;
-	int rc;
+	int rc, paused;
 
 	rc = wl_sql_exec(app->db, STMT_RANGE_SUB, SQL_ARGS(SQL_STR(sub)),
 			 &subs, NULL);
@@ -559,8 +570,10 @@ resume_range(struct claim *c, const char *sub, int64_t first, int64_t last)
 		return range_drop(c, sub, first);
 	}
 	if (!access_ok(subs, 0, &range_cols, c->now)) {
-		rc = pause_sub(app, sub, "access_lost");
-		if (rc == WL_OK)
+		/* Not paused: changed since it was read; the range waits
+		 * for its lease to run out, and is looked at again. */
+		rc = pause_sub(app, subs, 0, &range_cols, &paused);
+		if (rc == WL_OK && paused)
 			rc = range_drop(c, sub, first);
 	} else {
 		rc = wl_sql_exec(

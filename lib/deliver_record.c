@@ -429,7 +429,8 @@ record_firsts(struct wl_db *db, const struct record *b)
  * batch settles; a record whose lease or range is no longer ours is
  * left as it is, or not created.
  * The 410s come last, so that the pending deliveries they fail stay
- * failed whatever else the batch holds. */
+ * failed whatever else the batch holds.  A 410 to an attempt older than
+ * the subscription's last change (a resume) disables nothing. */
 static int
 record_txn(struct wl_db *db, void *arg)
 {
@@ -456,13 +457,15 @@ record_txn(struct wl_db *db, void *arg)
 	}
 	for (i = 0; rc == WL_OK && i < b->n; i++) {
 		const char *sub = b->v[i].s->subscription_id;
-		if (b->v[i].res == NULL || b->v[i].res->http_status != 410)
+		const struct wl_send_result *res = b->v[i].res;
+		if (res == NULL || res->http_status != 410)
 			continue;
 		rc = wl_sql_later(db, STMT_SUB_DISABLE,
-				  SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
+				  SQL_ARGS(SQL_INT(b->now), SQL_STR(sub),
+					   SQL_INT(res->attempted_at)));
 		if (rc == WL_OK)
 			rc = wl_sql_later(
-			    db, STMT_DELIVERY_FAIL_PENDING,
+			    db, STMT_DELIVERY_FAIL_DISABLED,
 			    SQL_ARGS(SQL_INT(b->now), SQL_STR(sub)));
 	}
 	return rc;

@@ -204,6 +204,31 @@ purge_batches(struct wl_db *db, enum wl_stmt stmt,
  * or failed) last changed more than seven days ago, as long as the events
  * they delivered are kept.  Deletes in small batches.
  */
+/*
+ * Webhook subscriptions whose fan-out has not reached events about to be
+ * purged (their deliverers down for days) go on after them: those events
+ * can no longer be sent, and the fan-out, which never passes a gap in
+ * the numbers, would wait for them for ever.
+ */
+static int
+purge_fanout(struct wl_db *db, const char *tenant, long long upto)
+{
+	unsigned long long n = 0;
+	int rc;
+
+	rc = wl_sql_exec(db, STMT_PURGE_FANOUT,
+			 SQL_ARGS(SQL_INT(upto), SQL_STR(tenant),
+				  SQL_INT(upto)),
+			 NULL, &n);
+	if (rc == WL_OK && n > 0)
+		wl_log(WL_LOG_WARN,
+		       "\"msg\":\"events purged before their fan-out\","
+		       "\"tenantId\":\"%s\",\"subscriptions\":%llu,"
+		       "\"upToSeq\":%lld",
+		       tenant, n, upto);
+	return rc;
+}
+
 int
 wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 {
@@ -229,6 +254,8 @@ wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 		if (rc == WL_OK)
 			rc = wl_sql_do(db, STMT_PURGE_MARK,
 			       SQL_ARGS(SQL_INT(upto), SQL_STR(tenant)));
+		if (rc == WL_OK)
+			rc = purge_fanout(db, tenant, upto);
 		if (rc == WL_OK)
 			rc = purge_batches(db, STMT_PURGE_EVENTS,
 					   SQL_ARGS(SQL_STR(tenant),

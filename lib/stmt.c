@@ -143,8 +143,8 @@
 #define RANGE_SUB_COLS                                                    \
 	"s.id, s.tenant_id, s.fanout_seq, s.event_types, s.business_ids, " \
 	"s.queue_ids, s.high_water_seq, s.status, s.url, s.secret_enc, "   \
-	"s.previous_secret_enc, s.previous_secret_until, k.id, "           \
-	"k.revoked_at, k.expires_at, k.integration_type, " TENANT_COLS
+	"s.previous_secret_enc, s.previous_secret_until, s.updated_at, "   \
+	"k.id, k.revoked_at, k.expires_at, k.integration_type, " TENANT_COLS
 #define RANGE_SUB_JOINS                                                   \
 	"LEFT JOIN api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = " \
 	"s.tenant_id"
@@ -442,6 +442,10 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     [STMT_PURGE_MARK] =
 	"UPDATE tenant_counters SET purged_seq = GREATEST(purged_seq, ?) "
 	"WHERE tenant_id = ?",
+    /* Purged events are gone for the fan-out too: it goes on after them. */
+    [STMT_PURGE_FANOUT] =
+	"UPDATE webhook_subscriptions SET fanout_seq = ? WHERE tenant_id = ? "
+	"AND fanout_seq < ?",
     [STMT_PURGE_EVENTS] =
 	"DELETE FROM events WHERE tenant_id = ? AND seq <= ? ORDER BY seq "
 	"LIMIT 1000",
@@ -480,9 +484,11 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"UPDATE webhook_subscriptions SET previous_secret_enc = secret_enc, "
 	"previous_secret_until = ?, secret_enc = ?, updated_at = ? WHERE id "
 	"= ?",
+    /* Only as it was read (updated_at): a subscription resumed or bound
+     * to another key since keeps its status. */
     [STMT_SUB_SET_STATUS] =
 	"UPDATE webhook_subscriptions SET status = ?, status_reason = ?, "
-	"updated_at = ? WHERE id = ? AND status = 'active'",
+	"updated_at = ? WHERE id = ? AND status = 'active' AND updated_at = ?",
     /* The subscription's pending deliveries, never to be sent (paused,
      * disabled or resumed past them): skipped. */
     [STMT_DELIVERY_FAIL_PENDING] =
@@ -562,8 +568,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT STRAIGHT_JOIN d.id, d.event_seq, d.event_id, d.attempt_count, "
 	"d.manual_retry, d.attempts, d.created_at, d.subscription_id, s.url, "
 	"s.status, s.secret_enc, s.previous_secret_enc, "
-	"s.previous_secret_until, k.id, k.revoked_at, k.expires_at, "
-	"k.integration_type, e.body, " TENANT_COLS
+	"s.previous_secret_until, s.updated_at, k.id, k.revoked_at, "
+	"k.expires_at, k.integration_type, e.body, " TENANT_COLS
 	" FROM deliveries d FORCE INDEX (deliveries_lease) LEFT JOIN "
 	"webhook_subscriptions s ON s.id = d.subscription_id LEFT JOIN "
 	"api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = d.tenant_id "
@@ -612,9 +618,19 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"UPDATE deliveries SET status = 'failed', skipped = ?, lease_owner = "
 	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND lease_owner = "
 	"?",
+    /* A 410 to an attempt made since the subscription's last change (an
+     * attempt in flight at a resume answers for the endpoint before it). */
     [STMT_SUB_DISABLE] =
 	"UPDATE webhook_subscriptions SET status = 'disabled', status_reason "
-	"= 'endpoint_gone', updated_at = ? WHERE id = ?",
+	"= 'endpoint_gone', updated_at = ? WHERE id = ? AND status = 'active' "
+	"AND updated_at <= ?",
+    /* The pending deliveries of a subscription disabled: skipped. */
+    [STMT_DELIVERY_FAIL_DISABLED] =
+	"UPDATE deliveries d JOIN webhook_subscriptions s ON s.id = "
+	"d.subscription_id SET d.status = 'failed', d.skipped = 1, "
+	"d.lease_owner = NULL, d.lease_until = 0, d.updated_at = ? WHERE "
+	"d.subscription_id = ? AND d.status = 'pending' AND s.status = "
+	"'disabled'",
     [STMT_PURGE_DELIVERIES] =
 	"DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ? "
 	"LIMIT 1000",

@@ -7,9 +7,13 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { ctl, sleep, sql, uniq } from './lib.mjs';
+import {
+  ctl, running, sleep, sql, sqlSession, uniq,
+} from './lib.mjs';
 import {
   ALL_SCOPES, ATTEMPT_KEYS, DELIVERY_KEYS, SECRET_RE, SUB_KEYS,
   SUB_KEYS_WITH_SECRET, TS_RE, assertError, checkAgainstFeed, checkDelivery,
@@ -770,6 +774,37 @@ describe('delivery', () => {
     const sent = rx.at(url).length;
     assert.ok(sent <= 16, `${sent} of 40 events sent to an endpoint that answered 410 to the first ones`);
   });
+
+  test('a 410 to an attempt made before a resume does not disable the subscription again', async () => {
+    // Two attempts in flight: the first answers 410 at once and disables
+    // the subscription, which is resumed before the second's 410 comes
+    // back.  That answer is the endpoint's from before the resume.
+    const t = newTenant();
+    const url = rx.url(uniq('gone-late'));
+    rx.plan(url, { status: 410 }, { status: 410, delayMs: 3000 });
+    rx.setDefault(url, { status: 200 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await Promise.all([walkIn(t.k1, t.q1), walkIn(t.k1, t.q1)]);
+    await rx.waitFor(url, 2, 10000);
+    await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+    const [late] = rx.at(url).filter((r) => r.answeredAt === null);
+    assert.ok(late, 'the second attempt was answered before the resume');
+    const res = await post(t.k1, `/webhooks/subscriptions/${s.id}/resume`);
+    assert.equal(res.status, 200, res.text);
+    // Its event is from before the resume: the outcome is settled (the
+    // deliverer logs it) but not recorded.
+    const log = join(process.env.WL_VAR, 'log', 'deliverer.log');
+    await waitUntil(() => readFileSync(log, 'utf8').split('\n').filter((l) =>
+      l.includes(`"subscriptionId":"${s.id}"`) && l.includes('"httpStatus":410')).length === 2,
+    15000, 'the late 410 to be settled');
+    const got = await getSub(t.k1, s.id);
+    assert.equal(got.status, 'active', `disabled again by a 410 from before the resume (${got.statusReason})`);
+    // The deliverer that saw the 410s holds back claims for that endpoint
+    // for 10 s after the last one (deliverer.c, GONE_MS).
+    const e3 = await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 3, 25000);
+    assert.equal(rx.at(url)[2].headers['webhook-id'], eventId(e3));
+  });
 });
 
 // ---------------------------------------------------------------------
@@ -897,6 +932,34 @@ describe('loss of access pauses delivery', () => {
     await waitSub(t.k1, s.id, 'paused', 'access_lost');
     await sleep(1500);
     assert.equal(rx.at(url).length, 1, 'delivered after the bound key expired');
+  });
+
+  test('a pause decided on what was read before the subscription was bound to another key does not apply', async () => {
+    // The deliverer reads the subscription, finds its bound key revoked,
+    // and pauses it.  Bound to another key in between (a resume by that
+    // key), it stays active and gets the event.  A session holds the
+    // subscription's row, so that the pause waits for it, and binds it
+    // to the new key as a resume does, then lets the pause go on.
+    const t = newTenant();
+    const bound = makeKey(t.t1, ALL_SCOPES);
+    const other = makeKey(t.t1, ALL_SCOPES);
+    const url = rx.url(uniq('stale-pause'));
+    const s = await mustCreateSub(bound.key, { url, eventTypes: [CREATED] });
+    const session = sqlSession();
+    try {
+      await session.run(`START TRANSACTION; SELECT id FROM webhook_subscriptions WHERE id = '${s.id}' FOR UPDATE`);
+      ctl('key', 'revoke', bound.id);
+      const e1 = await walkIn(t.k1, t.q1);
+      await waitUntil(() => running('UPDATE webhook_subscriptions SET status').length > 0, 15000,
+        'the pause to wait for the row');
+      await session.run(`UPDATE webhook_subscriptions SET key_id = '${other.id}', updated_at = ${Date.now()} WHERE id = '${s.id}'; COMMIT`);
+      await rx.waitFor(url, 1, 15000);
+      assert.deepEqual(ids(rx.at(url)), [eventId(e1)]);
+      const got = await getSub(t.k1, s.id);
+      assert.equal(got.status, 'active', `paused on a stale read (${got.statusReason})`);
+    } finally {
+      await session.close();
+    }
   });
 
   test('losing API entitlement pauses delivery before the next attempt', async () => {
