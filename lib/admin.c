@@ -575,43 +575,71 @@ wl_tenant_store(struct wl_db *db, const struct wl_tenant *t)
 		     SQL_STR(t->id)));
 }
 
+struct tenant_set {
+	struct wl_app *app;
+	const char *id;
+	const char *const *settings;
+	struct wl_tenant t;
+	char *err;
+	size_t errsz;
+};
+
+/* Read, change and write back the tenant's settings under the lock of
+ * its counter row, which key creation takes too: two at once would each
+ * write back the whole row, the second undoing the first. */
+static int
+tenant_set_txn(struct wl_db *db, void *arg)
+{
+	struct tenant_set *s = arg;
+	long long before[WL_LIMIT__MAX];
+	size_t i;
+	int rc;
+
+	wl_tenant_clear(&s->t); /* (run again after a deadlock) */
+	if ((rc = wl_sql_do(db, STMT_KEY_LOCK, SQL_ARGS(SQL_STR(s->id)))) !=
+		WL_OK ||
+	    (rc = load_tenant(s->app, s->id, &s->t, s->err, s->errsz)) !=
+		WL_OK)
+		return rc;
+	memcpy(before, s->t.limits, sizeof(before));
+	for (i = 0; s->settings[i]; i++) {
+		char name[64];
+		const char *eq = strchr(s->settings[i], '=');
+		if (eq == NULL ||
+		    (size_t)(eq - s->settings[i]) >= sizeof(name)) {
+			snprintf(s->err, s->errsz, "expected NAME=VALUE: %s",
+				 s->settings[i]);
+			return WL_ERR_INVALID;
+		}
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)(eq - s->settings[i]), s->settings[i]);
+		if (wl_tenant_apply(&s->t, name, eq + 1, s->err, s->errsz) < 0)
+			return WL_ERR_INVALID;
+	}
+	if (wl_limits_check(before, s->t.limits, s->err, s->errsz) < 0)
+		return WL_ERR_INVALID;
+	return wl_tenant_store(db, &s->t);
+}
+
 /* waitlistctl tenant set: prints the tenant's settings afterwards. */
 int
 wl_admin_tenant_set(struct wl_app *app, const char *tenant_id,
 		    const char *const *settings, FILE *out, char *err,
 		    size_t errsz)
 {
-	struct wl_tenant t = {0};
-	long long before[WL_LIMIT__MAX];
+	struct tenant_set s = {.app = app, .id = tenant_id,
+			       .settings = settings, .err = err,
+			       .errsz = errsz};
+	struct wl_tenant t;
 	cJSON *root;
-	size_t i;
 	int rc;
 
-	if ((rc = load_tenant(app, tenant_id, &t, err, errsz)) != WL_OK)
-		return rc;
-	memcpy(before, t.limits, sizeof(before));
-	for (i = 0; settings[i]; i++) {
-		char name[64];
-		const char *eq = strchr(settings[i], '=');
-		if (eq == NULL || (size_t)(eq - settings[i]) >= sizeof(name)) {
-			snprintf(err, errsz, "expected NAME=VALUE: %s",
-				 settings[i]);
-			rc = WL_ERR_INVALID;
-			goto out;
-		}
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - settings[i]),
-			 settings[i]);
-		if (wl_tenant_apply(&t, name, eq + 1, err, errsz) < 0) {
-			rc = WL_ERR_INVALID;
-			goto out;
-		}
-	}
-	if (wl_limits_check(before, t.limits, err, errsz) < 0) {
-		rc = WL_ERR_INVALID;
-		goto out;
-	}
-	if ((rc = wl_tenant_store(app->db, &t)) != WL_OK) {
-		db_fail(app, rc, err, errsz);
+	*err = '\0';
+	rc = wl_db_txn(app->db, tenant_set_txn, &s);
+	t = s.t;
+	if (rc != WL_OK) {
+		if (*err == '\0')
+			db_fail(app, rc, err, errsz);
 		goto out;
 	}
 	tell_workers(app);

@@ -15,7 +15,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CTL_ARGV, api, businessCopy, ctl, ctlFail, fixture, seed, sql, uniq } from './lib.mjs';
+import {
+  CTL_ARGV, api, businessCopy, ctl, ctlFail, fixture, running, seed, sleep, sql, sqlSession, uniq,
+} from './lib.mjs';
 import {
   ALL_SCOPES, DAY_MS, assertError, assertOk, countEntries, countEvents, createKey, freshMinute, pinned,
   sha256hex, tenantSet, walkIn,
@@ -171,6 +173,38 @@ test('keys created at once do not pass activeKeys together', async () => {
   for (const r of results.filter((x) => x.code !== 0)) assert.match(r.err, /activeKeys|active keys/i, r.err);
   assert.equal(made, 3, `${made} of 12 concurrent creations succeeded with 1 of 4 keys taken`);
   assert.equal(keyCount(refs.t1), 4);
+});
+
+test('tenant set keeps a change of the tenant that commits while it runs', async () => {
+  // tenant set writes the tenant's whole row back: one that read the row
+  // before another change committed would undo that change.  A session
+  // changes the tenant as a second tenant set would (its counter row,
+  // then the state) and commits once this one waits.
+  const refs = seed(fixture());
+  const session = sqlSession();
+  try {
+    await session.run(`START TRANSACTION;
+      UPDATE tenant_counters SET key_lock = key_lock + 1 WHERE tenant_id = '${refs.t1}';
+      UPDATE tenants SET state = 'disabled' WHERE id = '${refs.t1}'`);
+    const setting = new Promise((resolve) => {
+      const p = spawn(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'tenant', 'set', refs.t1, '--limit', 'readsPerMinute=100'],
+        { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      p.stderr.on('data', (d) => { err += d; });
+      p.on('close', (code) => resolve({ code, err }));
+    });
+    for (let i = 0; i < 200 && running('UPDATE tenant_counters').length + running('UPDATE tenants').length === 0; i++) {
+      await sleep(25);
+    }
+    assert.ok(running('UPDATE tenant_counters').length + running('UPDATE tenants').length > 0,
+      'tenant set never waited for the session');
+    await session.run('COMMIT');
+    const r = await setting;
+    assert.equal(r.code, 0, r.err);
+  } finally {
+    await session.close();
+  }
+  assert.deepEqual(sql(`SELECT state, reads_per_minute FROM tenants WHERE id = '${refs.t1}'`), [['disabled', '100']]);
 });
 
 test('key list shows no secret and no digest, and reports each key status', async () => {
