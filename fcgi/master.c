@@ -88,18 +88,30 @@ sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Fork a worker.  The master's signals stay blocked across the fork
+ * until the child has its own handlers (wl_worker_run() installs them
+ * and waits with them unblocked): one sent to the new worker in between
+ * would otherwise reach the master's handler, in the child, and be
+ * lost. */
 static pid_t
 spawn(struct pool *p)
 {
-	pid_t pid = fork();
+	sigset_t block, old;
+	pid_t pid;
 
-	if (pid == 0) {
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if ((pid = fork()) == 0) {
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		wl_log_set_component("fcgi-worker");
 		_exit(wl_worker_run(p->fd, p->cfg, p->rl));
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		wl_log(WL_LOG_ERROR, "\"msg\":\"fork failed\",\"errno\":%d",
 		       errno);
@@ -175,18 +187,40 @@ reap(struct pool *p)
 			}
 }
 
+/* Can workers start with c, and does it change nothing that only a
+ * restart applies?  Else the reason, in err. */
+static int
+reloadable(const struct pool *p, const struct wl_config *c, char *err,
+	   size_t errsz)
+{
+	struct wl_app *probe;
+
+	if (strcmp(c->fcgi_socket, p->cfg->fcgi_socket) != 0 ||
+	    c->ratelimit_slots != p->cfg->ratelimit_slots) {
+		snprintf(err, errsz, "[server] fcgi_socket and "
+				     "ratelimit_slots take a restart");
+		return -1;
+	}
+	if ((probe = wl_app_new(c, WL_APP_SERVE, err, errsz)) == NULL)
+		return -1;
+	wl_app_free(probe);
+	return 0;
+}
+
 static int
 reload(struct pool *p)
 {
 	struct wl_config *c;
 	char err[512];
 
-	if ((c = wl_config_load(p->config_path, err, sizeof(err))) == NULL) {
+	if ((c = wl_config_load(p->config_path, err, sizeof(err))) == NULL ||
+	    reloadable(p, c, err, sizeof(err)) < 0) {
 		/* (It names the key; of the values it may quote, none is a
 		 * secret: the database password is never echoed.) */
 		wl_log_error(WL_LOG_ERROR,
 			     "reload failed; keeping the old configuration",
 			     err);
+		wl_config_free(c);
 		return -1;
 	}
 	notify("RELOADING=1");

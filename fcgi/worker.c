@@ -249,8 +249,7 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 	}
 	if ((app = wl_app_new(cfg, WL_APP_SERVE | WL_APP_KEYCACHE, err,
 			      sizeof(err))) == NULL) {
-		wl_log(WL_LOG_ERROR, "\"msg\":\"worker cannot start\"");
-		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		wl_log_error(WL_LOG_ERROR, "worker cannot start", err);
 		close(ep);
 		return 1;
 	}

@@ -156,6 +156,38 @@ test('a SIGHUP with a bad configuration keeps the old one, and logs why as one J
   assert.equal((await api('GET', '/me', { key: refs.k1 })).status, 200);
 });
 
+test('a SIGHUP with a configuration the workers cannot start with, or one only a restart applies, keeps the old one', async () => {
+  // The file parses, but a worker cannot read the secret it names; or it
+  // moves the socket, which the master keeps listening on.  Replacing the
+  // workers would leave none.
+  const refs = seed(roomy());
+  const master = masterPid();
+  const conf = join(VAR, 'waitlist.conf');
+  const log = join(VAR, 'log', 'fcgi.log');
+  const good = readFileSync(conf, 'utf8');
+  const before = workers(master);
+  const cases = [
+    [/^secret_key_file *=.*$/m, `secret_key_file = ${join(VAR, 'no-such.key')}`, /no-such\.key/],
+    [/^fcgi_socket *=.*$/m, `fcgi_socket = ${join(VAR, 'run', 'elsewhere.sock')}`, /fcgi_socket .*restart/],
+  ];
+  for (const [key, line, why] of cases) {
+    assert.match(good, key);
+    const from = readFileSync(log).length;
+    try {
+      writeFileSync(conf, good.replace(key, line));
+      process.kill(master, 'SIGHUP');
+      await waitFor('the refusal in the log', 5000, () => readFileSync(log).subarray(from).includes('reload failed'));
+    } finally {
+      writeFileSync(conf, good);
+    }
+    const refusal = readFileSync(log).subarray(from).toString('utf8').split('\n').filter(Boolean)
+      .map((l) => JSON.parse(l)).find((o) => o.msg === 'reload failed; keeping the old configuration');
+    assert.match(refusal.error, why);
+    assert.deepEqual(workers(master), before, 'the workers were replaced');
+    assert.equal((await api('GET', '/me', { key: refs.k1 })).status, 200);
+  }
+});
+
 test('bursts of concurrent requests are all answered', async () => {
   const refs = seed(roomy());
   const reads = await Promise.all(Array.from({ length: 40 }, (_, i) => api('GET',
