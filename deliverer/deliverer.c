@@ -456,7 +456,7 @@ main(int argc, char *argv[])
 	struct wl_app *app, *rec_app = NULL;
 	struct loop l;
 	char owner[48], err[512];
-	int ch, once = 0, running;
+	int ch, once = 0, running, failed;
 	size_t w;
 
 	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
@@ -528,8 +528,10 @@ main(int argc, char *argv[])
 		 * wakes us) or a waiting claim may have waited too long. */
 		curl_multi_poll(l.multi, NULL, 0, 1000, NULL);
 	}
-	/* Records what is left and gives back claims never taken. */
-	store_stop(l.store);
+	/* Records what is left and gives back claims never taken.  With
+	 * --once, a failed look or record is the run's failure (a timer
+	 * shows it). */
+	failed = store_stop(l.store);
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
 	free(l.xfers);
 	free(l.wait);
@@ -541,5 +543,5 @@ main(int argc, char *argv[])
 	wl_app_free(rec_app);
 	wl_app_free(app);
 	wl_config_free(cfg);
-	return 0;
+	return once && failed ? 1 : 0;
 }

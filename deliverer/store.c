@@ -63,6 +63,7 @@ struct store {
 	int64_t first_done;	/* when the oldest of done was handed in */
 	struct wl_ranges ranges; /* its own lock */
 	int failing;		/* the last look failed (logged once) */
+	int failed;		/* a look or a record failed (--once: exit 1) */
 	int found;		/* it found some */
 	int more;		/* it filled all the room: more is due */
 	int roomless;		/* the claimer sleeps for want of room */
@@ -168,6 +169,7 @@ look(struct store *s, unsigned long pushes)
 				   : "claiming deliveries again",
 		       wl_strerror(rc));
 	s->failing = rc != WL_OK;
+	s->failed |= s->failing;
 	s->last_feed = wl_mono_ms();
 	s->found = taken > 0;
 	s->more = taken > 0 && taken >= avail;
@@ -196,11 +198,15 @@ record(struct store *s, struct done *d, size_t n)
 	if (v)
 		rc = wl_deliver_record(s->rec_app, s->owner, &s->ranges, v,
 				       n);
-	if (rc != WL_OK)
+	if (rc != WL_OK) {
 		wl_log(WL_LOG_WARN,
 		       "\"msg\":\"could not record %zu attempts; their leases "
 		       "will expire and they will be sent again\"",
 		       n);
+		pthread_mutex_lock(&s->mu);
+		s->failed = 1;
+		pthread_mutex_unlock(&s->mu);
+	}
 	for (i = 0; i < n; i++)
 		wl_sends_free(&d[i].send, 1);
 	free(v);
@@ -446,10 +452,12 @@ store_quiet(struct store *s)
 
 /* Write what is left, give back unsent claims, and end the threads:
  * the claimer first, so that nothing is claimed after the last give-back.
- */
-void
+ * Returns whether a look or a record failed while it ran. */
+int
 store_stop(struct store *s)
 {
+	int failed;
+
 	pthread_mutex_lock(&s->mu);
 	s->quit = 1;
 	pthread_cond_signal(&s->cv);
@@ -468,5 +476,7 @@ store_stop(struct store *s)
 	free(s->rel);
 	free(s->claimed);
 	wl_ranges_free(&s->ranges);
+	failed = s->failed;
 	free(s);
+	return failed;
 }

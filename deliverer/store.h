@@ -27,6 +27,6 @@ void store_release(struct store *, struct wl_send *);
 size_t store_take(struct store *, struct wl_send **out);
 void store_room(struct store *, unsigned room, size_t window);
 int store_quiet(struct store *);
-void store_stop(struct store *);
+int store_stop(struct store *);
 
 #endif

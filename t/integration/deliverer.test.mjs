@@ -498,6 +498,12 @@ describe('deliverer process', () => {
     }
   });
 
+  test('--once exits 1 when it could not claim: a timer shows the failure', { timeout: 60000 }, async () => {
+    const { code, stderr } = await runOnce(configWith('nodb.conf', { socket: join(VAR, 'no-such.sock'), host: 'localhost' }));
+    assert.equal(code, 1, `--once without its database exited ${code}: ${stderr}`);
+    assert.match(stderr, /cannot claim deliveries/);
+  });
+
   test('events for a destination the policy no longer allows are recorded failed, never sent', { timeout: 120000 }, async () => {
     // The policy is checked again before sending (DECISIONS "Webhooks":
     // destinations): here the operator no longer lets localhost take
