@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,31 @@ log_pid(void)
 {
 	pthread_once(&pid_once, pid_register);
 	return pid;
+}
+
+/*
+ * Write n bytes of whole lines to stderr, all of them, one writer of
+ * this process at a time: a batch of lines (wl_log_flush()) is larger
+ * than a pipe or a stream socket to journald takes at once, and another
+ * thread's line must not land in the middle of it.
+ */
+static void
+out(const char *p, size_t n)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	ssize_t w;
+
+	pthread_mutex_lock(&mu);
+	while (n > 0) {
+		if ((w = write(STDERR_FILENO, p, n)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	pthread_mutex_unlock(&mu);
 }
 
 /* Set the minimum level by name; unknown names leave it unchanged. */
@@ -113,7 +139,7 @@ wl_log(enum wl_log_level level, const char *fmt, ...)
 	len = format(line, level, fmt, ap);
 	va_end(ap);
 	if (len > 0)
-		(void)!write(STDERR_FILENO, line, len);
+		out(line, len);
 }
 
 /* A line naming what failed (msg, a literal) and why (any text). */
@@ -146,13 +172,13 @@ wl_log_add(struct wl_loglines *l, enum wl_log_level level, const char *fmt,
 	len = format(line, level, fmt, ap);
 	va_end(ap);
 	if (len > 0 && wl_buf_append(&l->buf, line, len) != WL_OK)
-		(void)!write(STDERR_FILENO, line, len);
+		out(line, len);
 }
 
 void
 wl_log_flush(struct wl_loglines *l)
 {
 	if (l->buf.len > 0)
-		(void)!write(STDERR_FILENO, l->buf.p, l->buf.len);
+		out(l->buf.p, l->buf.len);
 	wl_buf_free(&l->buf);
 }
