@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -97,7 +98,7 @@ static pid_t
 spawn(struct pool *p)
 {
 	sigset_t block, old;
-	pid_t pid;
+	pid_t pid, master = getpid();
 
 	sigemptyset(&block);
 	sigaddset(&block, SIGHUP);
@@ -105,6 +106,11 @@ spawn(struct pool *p)
 	sigaddset(&block, SIGINT);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	if ((pid = fork()) == 0) {
+		/* A worker outlives no master (killed, it drains nothing):
+		 * it is told, as by a stop, and served from no other. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
+		    getppid() != master)
+			_exit(1);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
@@ -235,6 +241,25 @@ reload(struct pool *p)
 	return 0;
 }
 
+/* Does a server answer on the unix socket at path? */
+static int
+answers(const char *path)
+{
+	struct sockaddr_un sa;
+	size_t n = strlen(path);
+	int fd, ok;
+
+	if (n >= sizeof(sa.sun_path) ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, n);
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
 static int
 open_socket(const char *path)
 {
@@ -242,8 +267,15 @@ open_socket(const char *path)
 	mode_t mask;
 	int fd, fl;
 
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+	/* A socket left by a master gone is replaced; one that a running
+	 * master (or its workers) still answers on is not taken over. */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		if (answers(path)) {
+			errno = EADDRINUSE;
+			return -1;
+		}
 		unlink(path);
+	}
 	/* Created 0660 at once: no moment in which others may connect. */
 	mask = umask(0117);
 	fd = FCGX_OpenSocket(path, 1024);

@@ -5,11 +5,12 @@
 // its owner and the web server's group can send such records at all.
 
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { alive, api, sleep } from './lib.mjs';
+import { alive, api, sleep, stack } from './lib.mjs';
 import {
   configuredWorkers, fullPool, masterPid, waitFor, workers,
 } from './util-faults.mjs';
@@ -139,6 +140,46 @@ test('a reload does not drop connections the workers have taken before their req
     return w.length === n && w.every((q) => !before.includes(q));
   });
   assert.equal(masterPid(), master);
+});
+
+test('a second master on the socket of a running one refuses to start, and takes nothing over', async () => {
+  const master = masterPid();
+  await fullPool(master);
+  const bin = join(process.env.WL_BIN || process.env.WL_REPO, 'fcgi', 'waitlist-fcgi');
+  // Its stderr goes to a file: workers it might start must not hold a
+  // pipe of this process open.
+  const errFile = join(process.env.WL_VAR, 'second-master.err');
+  const fd = openSync(errFile, 'w');
+  const second = spawn(bin, ['--config', join(process.env.WL_VAR, 'waitlist.conf')], { stdio: ['ignore', 'ignore', fd] });
+  closeSync(fd);
+  const timer = setTimeout(() => {
+    for (const p of workers(second.pid)) process.kill(p, 'SIGKILL');
+    second.kill('SIGKILL');
+  }, 5000);
+  const code = await new Promise((resolve) => second.on('exit', (c, sig) => resolve(sig || c)));
+  clearTimeout(timer);
+  const stderr = readFileSync(errFile, 'utf8');
+  if (code !== 1) stack('fcgi-restart'); // it took the socket over
+  assert.equal(code, 1, `the second master: ${stderr}`);
+  assert.match(stderr, /cannot listen on .*fcgi\.sock: Address already in use/);
+  await stillServing('after a second master');
+  assert.equal(masterPid(), master);
+});
+
+test('the workers of a master killed with SIGKILL stop too', { timeout: 60000 }, async () => {
+  // Left alone they would serve on, outside any supervision, on a socket
+  // the next master replaces.
+  const master = masterPid();
+  const before = await fullPool(master);
+  try {
+    process.kill(master, 'SIGKILL');
+    await waitFor('the orphaned workers to stop', 10000, () => before.every((p) => !alive(p)));
+  } finally {
+    for (const p of before) if (alive(p)) process.kill(p, 'SIGKILL');
+    stack('fcgi-start');
+  }
+  await fullPool();
+  await stillServing('after a new master');
 });
 
 test('the FastCGI socket is not world-writable (0660)', () => {
