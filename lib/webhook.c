@@ -525,9 +525,12 @@ wl_h_sub_delete(struct wl_ctx *ctx)
 		return rc < 0 ? WL_OK : rc;
 	wl_rows_free(rows);
 	/* The subscription first: a fan-out that has not advanced it yet
-	 * then finds it gone and inserts nothing, and one that has is
-	 * waited for, so that its deliveries are deleted too.  A DELETE
-	 * racing this one may have taken it since it was read: 404. */
+	 * then finds it gone and leases nothing.  A record of an attempt in
+	 * flight may still come after the deliveries are deleted (its check
+	 * of the subscription is a read, not a lock): such a row is not
+	 * reachable (its subscription is gone), a pending one is failed when
+	 * claimed, and the purge takes them.  A DELETE racing this one may
+	 * have taken it since it was read: 404. */
 	rc = wl_sql_exec(ctx->app->db, STMT_SUB_DELETE,
 			 SQL_ARGS(SQL_STR(ctx->param[0])), NULL, &gone);
 	if (rc == WL_OK && gone == 0)
