@@ -111,6 +111,12 @@ wl_db_lost(const struct wl_db *db)
 	return 0;
 }
 
+void
+wl_db_unhurried(struct wl_db *db)
+{
+	(void)db;
+}
+
 int
 wl_sql_exec(struct wl_db *db, enum wl_stmt id, const struct wl_sqlval *args,
             size_t nargs, struct wl_rows **rows, unsigned long long *affected)

@@ -89,6 +89,8 @@ wl_admin_migrate(struct wl_app *app, FILE *out, char *err, size_t errsz)
 	DIR *d = NULL;
 	int rc;
 
+	wl_db_unhurried(app->db);
+
 	rc = wl_sql_raw(app->db,
 			"CREATE TABLE IF NOT EXISTS schema_migrations ("
 			"version VARCHAR(255) NOT NULL PRIMARY KEY, "

@@ -28,6 +28,7 @@ struct wl_db {
 	int sent; /* the transaction has reached the server */
 	unsigned last_errno;
 	unsigned long lost; /* connections lost (wl_db_lost()) */
+	unsigned rw_timeout; /* s; 0: none (wl_db_unhurried()) */
 	unsigned long long insert_id;
 	char err[512];
 	/*

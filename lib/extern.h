@@ -325,6 +325,7 @@ const char *wl_db_error(struct wl_db *);
 unsigned wl_db_errno(struct wl_db *); /* server error number of the last failure */
 /* How many connections this handle has lost so far. */
 unsigned long wl_db_lost(const struct wl_db *);
+void wl_db_unhurried(struct wl_db *);
 extern const char *const wl_stmt_sql[STMT__MAX];
 /* The rows of one STMT_RECORD_NEW, and the columns of each (NEW_ROWS and
  * NEW_ROW in stmt.c). */

@@ -124,14 +124,16 @@ static int
 connect_db(struct wl_db *db)
 {
 	const struct wl_config *c = db->cfg;
-	unsigned timeout = 3, rw_timeout = 30;
+	unsigned timeout = 3;
 	MYSQL *m;
 
 	if ((m = mysql_init(NULL)) == NULL)
 		return WL_ERR_NOMEM;
 	mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
-	mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
+	if (db->rw_timeout > 0) {
+		mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &db->rw_timeout);
+		mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &db->rw_timeout);
+	}
 	mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(m, MYSQL_INIT_COMMAND,
 		      "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
@@ -169,9 +171,23 @@ wl_db_new(const struct wl_config *cfg, char *err, size_t errsz)
 		return NULL;
 	}
 	db->cfg = cfg;
+	db->rw_timeout = 30;
 	if (connect_db(db) != WL_OK)
 		snprintf(err, errsz, "%s", db->err);
 	return db;
+}
+
+/*
+ * No read or write timeout from now on (the next connection): for
+ * statements that may rightly run for minutes, such as a migration's
+ * rebuild of a large table, which the server would finish while the
+ * client, timed out, reported it failed.
+ */
+void
+wl_db_unhurried(struct wl_db *db)
+{
+	db->rw_timeout = 0;
+	close_conn(db);
 }
 
 /* Close the connection and free the handle; NULL is a no-op. */

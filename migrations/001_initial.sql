@@ -3,7 +3,7 @@
 -- no session time zone can shift them.  Public ids are time-ordered
 -- strings and serve as primary keys.
 
-CREATE TABLE tenants (
+CREATE TABLE IF NOT EXISTS tenants (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   name VARCHAR(200) NOT NULL,
   plan VARCHAR(64) NOT NULL DEFAULT 'pro',
@@ -29,7 +29,7 @@ CREATE TABLE tenants (
 
 -- Per-tenant counters kept apart from the tenant row, which every request
 -- reads: the event sequence (see the outbox) and the purge high-water mark.
-CREATE TABLE tenant_counters (
+CREATE TABLE IF NOT EXISTS tenant_counters (
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   event_seq BIGINT NOT NULL DEFAULT 0,
   purged_seq BIGINT NOT NULL DEFAULT 0,
@@ -37,7 +37,7 @@ CREATE TABLE tenant_counters (
 ) ENGINE=InnoDB;
 
 -- Guests created per tenant and calendar month (UTC), for the allowance.
-CREATE TABLE tenant_usage (
+CREATE TABLE IF NOT EXISTS tenant_usage (
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   month CHAR(7) CHARACTER SET ascii NOT NULL,
   guests BIGINT NOT NULL DEFAULT 0,
@@ -45,7 +45,7 @@ CREATE TABLE tenant_usage (
 ) ENGINE=InnoDB;
 
 -- API keys: only the SHA-256 digest of the plaintext is stored.
-CREATE TABLE api_keys (
+CREATE TABLE IF NOT EXISTS api_keys (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   digest CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -61,7 +61,7 @@ CREATE TABLE api_keys (
   KEY api_keys_tenant (tenant_id, created_at)
 ) ENGINE=InnoDB;
 
-CREATE TABLE businesses (
+CREATE TABLE IF NOT EXISTS businesses (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   name VARCHAR(200) NOT NULL,
@@ -73,7 +73,7 @@ CREATE TABLE businesses (
   KEY businesses_tenant (tenant_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
-CREATE TABLE services (
+CREATE TABLE IF NOT EXISTS services (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   business_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -86,7 +86,7 @@ CREATE TABLE services (
 
 -- options: JSON array of {value, label}.  is_public: only public fields
 -- are ever shown through the API.
-CREATE TABLE custom_fields (
+CREATE TABLE IF NOT EXISTS custom_fields (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   business_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -100,7 +100,7 @@ CREATE TABLE custom_fields (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
 -- working_hours and booking_hours: normalized JSON with all seven days.
-CREATE TABLE queues (
+CREATE TABLE IF NOT EXISTS queues (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   business_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -122,14 +122,14 @@ CREATE TABLE queues (
   KEY queues_business (business_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
-CREATE TABLE queue_services (
+CREATE TABLE IF NOT EXISTS queue_services (
   queue_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   service_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   position INT NOT NULL,
   PRIMARY KEY (queue_id, service_id)
 ) ENGINE=InnoDB;
 
-CREATE TABLE queue_custom_fields (
+CREATE TABLE IF NOT EXISTS queue_custom_fields (
   queue_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   field_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   position INT NOT NULL,

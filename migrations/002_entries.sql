@@ -1,7 +1,7 @@
 -- Waitlist entries (walk-ins and bookings), their status history, the
 -- event outbox and idempotency records.
 
-CREATE TABLE entries (
+CREATE TABLE IF NOT EXISTS entries (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   business_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -35,7 +35,7 @@ CREATE TABLE entries (
 
 -- When each entry entered each status (version is the entry version the
 -- change produced).
-CREATE TABLE entry_status_history (
+CREATE TABLE IF NOT EXISTS entry_status_history (
   entry_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   version INT NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -50,7 +50,7 @@ CREATE TABLE entry_status_history (
 -- The outbox: every event, per tenant, under a gapless sequence assigned
 -- in commit order (see lib/outbox.c).  body is the exact JSON served by
 -- the feed and sent by the deliverer.
-CREATE TABLE events (
+CREATE TABLE IF NOT EXISTS events (
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   seq BIGINT NOT NULL,
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -67,7 +67,7 @@ CREATE TABLE events (
 
 -- Idempotency records, scoped to the API key.  request_hash covers method,
 -- path and body; status 0 marks a record whose request is still running.
-CREATE TABLE idempotency_keys (
+CREATE TABLE IF NOT EXISTS idempotency_keys (
   key_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   idem_key VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   request_hash CHAR(64) CHARACTER SET ascii NOT NULL,
@@ -81,4 +81,4 @@ CREATE TABLE idempotency_keys (
 -- Bookings of a line serialize on this counter: the capacity check and the
 -- insert happen after updating it, so two transactions (on one node or,
 -- through certification, on two Galera nodes) can never both pass.
-ALTER TABLE queues ADD COLUMN booking_lock BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE queues ADD COLUMN IF NOT EXISTS booking_lock BIGINT NOT NULL DEFAULT 0;

@@ -4,7 +4,7 @@
 -- Secrets are stored encrypted (AES-256-GCM under a key derived from the
 -- operator's secret key file).  high_water_seq: only events after it are
 -- delivered; fanout_seq: how far the deliverer has fanned events out.
-CREATE TABLE webhook_subscriptions (
+CREATE TABLE IF NOT EXISTS webhook_subscriptions (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   key_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -30,7 +30,7 @@ CREATE TABLE webhook_subscriptions (
 -- One delivery per (subscription, event).  A deliverer claims due rows by
 -- writing a short lease (lease_owner, lease_until) and committing before
 -- it sends; attempts holds the redacted attempt records as JSON.
-CREATE TABLE deliveries (
+CREATE TABLE IF NOT EXISTS deliveries (
   id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   tenant_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   subscription_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

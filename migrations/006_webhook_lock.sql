@@ -5,4 +5,4 @@
 -- node and never conflicts at certification, so two nodes could both pass
 -- the webhookSubscriptions limit; two writes of the row do conflict, and
 -- the loser retries its whole transaction.
-ALTER TABLE tenant_counters ADD COLUMN webhook_lock BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tenant_counters ADD COLUMN IF NOT EXISTS webhook_lock BIGINT NOT NULL DEFAULT 0;

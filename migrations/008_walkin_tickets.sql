@@ -4,13 +4,13 @@
 -- position is then arithmetic on tickets rather than a count of everyone
 -- ahead: see ENTRY_POSITION in lib/stmt.c.  Bookings have no ticket.
 ALTER TABLE entries
-  ADD COLUMN ticket BIGINT NULL,
-  ADD COLUMN is_active TINYINT(1) AS (status IN ('waiting', 'ready', 'confirmed')) STORED,
-  ADD KEY entries_walkins (queue_id, is_booking, is_active, ticket),
-  DROP KEY entries_queue_served,
+  ADD COLUMN IF NOT EXISTS ticket BIGINT NULL,
+  ADD COLUMN IF NOT EXISTS is_active TINYINT(1) AS (status IN ('waiting', 'ready', 'confirmed')) STORED,
+  ADD KEY IF NOT EXISTS entries_walkins (queue_id, is_booking, is_active, ticket),
+  DROP KEY IF EXISTS entries_queue_served,
   ADD KEY entries_queue_served (queue_id, is_booking, first_in_service_at, created_at);
 
-CREATE TABLE line_tickets (
+CREATE TABLE IF NOT EXISTS line_tickets (
   queue_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   issued BIGINT NOT NULL,
   PRIMARY KEY (queue_id)
@@ -25,4 +25,5 @@ UPDATE entries e JOIN (
 SET e.ticket = r.n;
 
 INSERT INTO line_tickets (queue_id, issued)
-SELECT queue_id, MAX(ticket) FROM entries WHERE ticket IS NOT NULL GROUP BY queue_id;
+SELECT queue_id, MAX(ticket) FROM entries WHERE ticket IS NOT NULL GROUP BY queue_id
+ON DUPLICATE KEY UPDATE issued = VALUES(issued);

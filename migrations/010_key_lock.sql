@@ -3,4 +3,4 @@
 -- tenant's active keys and inserting one.  A write, for the reason in
 -- 006: under Galera only two writes of one row conflict, so two nodes
 -- cannot both pass the activeKeys limit.
-ALTER TABLE tenant_counters ADD COLUMN key_lock BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tenant_counters ADD COLUMN IF NOT EXISTS key_lock BIGINT NOT NULL DEFAULT 0;

@@ -18,10 +18,10 @@
 -- lower than it could be, and a return it makes, below head, is mended by
 -- the line's next departure.
 ALTER TABLE line_tickets
-  ADD COLUMN head BIGINT NOT NULL DEFAULT 1,
-  ADD COLUMN return_count BIGINT NOT NULL DEFAULT 0,
-  ADD COLUMN wait_ms DOUBLE NULL,
-  ADD COLUMN served_at BIGINT NULL;
+  ADD COLUMN IF NOT EXISTS head BIGINT NOT NULL DEFAULT 1,
+  ADD COLUMN IF NOT EXISTS return_count BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS wait_ms DOUBLE NULL,
+  ADD COLUMN IF NOT EXISTS served_at BIGINT NULL;
 
 UPDATE line_tickets lt SET
   head = COALESCE((SELECT MIN(e.ticket) FROM entries e

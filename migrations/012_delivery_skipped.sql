@@ -2,4 +2,4 @@
 -- paused, disabled or resumed past it: its event came in a period that
 -- is never delivered, so a deliberate retry of it is refused.
 ALTER TABLE deliveries
-  ADD COLUMN skipped TINYINT(1) NOT NULL DEFAULT 0;
+  ADD COLUMN IF NOT EXISTS skipped TINYINT(1) NOT NULL DEFAULT 0;

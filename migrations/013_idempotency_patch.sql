@@ -3,4 +3,4 @@
 -- and estimated wait) are not in it: they are kept beside it, as a JSON
 -- object whose members replace those of the answer at replay.
 ALTER TABLE idempotency_keys
-  ADD COLUMN patch TEXT CHARACTER SET ascii NULL;
+  ADD COLUMN IF NOT EXISTS patch TEXT CHARACTER SET ascii NULL;

@@ -9,7 +9,7 @@
 -- new walk-ins may then be off until the line is next left with no
 -- active walk-in, which counts it 0 again.
 ALTER TABLE line_tickets
-  ADD COLUMN active BIGINT NOT NULL DEFAULT 0;
+  ADD COLUMN IF NOT EXISTS active BIGINT NOT NULL DEFAULT 0;
 
 UPDATE line_tickets lt SET
   active = (SELECT COUNT(*) FROM entries e

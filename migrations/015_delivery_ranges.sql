@@ -6,7 +6,7 @@
 -- (its deliverer died) is taken over, and only its unrecorded events go
 -- out again.  Deliveries already fanned out by an older deliverer stay
 -- rows and are claimed as before.
-CREATE TABLE delivery_ranges (
+CREATE TABLE IF NOT EXISTS delivery_ranges (
   subscription_id VARCHAR(48) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   first_seq BIGINT NOT NULL,
   last_seq BIGINT NOT NULL,
