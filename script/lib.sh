@@ -283,10 +283,10 @@ $(wl_dev_webhooks)
 EOF
 }
 
-# The socket path as the workers will read it, so that an edited config
-# and nginx agree.
+# The socket path as the workers will read it (its section, the last
+# one, blanks and a CR trimmed), so that an edited config and nginx agree.
 wl_fcgi_socket() {
-	sed -n 's/^fcgi_socket *= *//p' "$WL_VAR/waitlist.conf"
+	wl_conf_get "$WL_VAR/waitlist.conf" server fcgi_socket
 }
 
 wl_http_port() {
