@@ -67,6 +67,15 @@ built=$((SECONDS - started))
 deb=$(find "$tmp" -maxdepth 1 -name 'waitlist_*.deb')
 [ -n "$deb" ] || { echo "deb: no waitlist_*.deb built" >&2; exit 1; }
 
+# An upgrade leaves the units as they run (README "Upgrade": migrate, then
+# restart); a removal stops them.
+dpkg-deb -e "$deb" "$tmp/control"
+if grep -lE 'deb-systemd-invoke (stop|restart|try-restart)' "$tmp/control/preinst" "$tmp/control/postinst" 2>/dev/null; then
+	fail "an upgrade stops or restarts the units: $(grep -hE 'deb-systemd-invoke' "$tmp/control/preinst" "$tmp/control/postinst" 2>/dev/null)"
+fi
+{ grep -q 'deb-systemd-invoke stop' "$tmp/control/prerm" && grep -q 'waitlist-fcgi.service' "$tmp/control/prerm"; } 2>/dev/null ||
+	fail "prerm does not stop the units on removal"
+
 installed=1
 if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb" >"$tmp/apt.log" 2>&1; then
 	cat "$tmp/apt.log" >&2
