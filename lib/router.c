@@ -46,6 +46,14 @@ enum wl_route {
 	R__MAX
 };
 
+/* A list's number is part of every cursor it has issued (cursor.c): a
+ * new route goes last, or clients' stored cursors (an event feed's,
+ * kept for days) would become invalid_cursor. */
+_Static_assert(R_BUSINESS_LIST == 3 && R_QUEUE_LIST == 5 &&
+		   R_ENTRY_LIST == 9 && R_EVENTS == 15 && R_SUB_LIST == 17 &&
+		   R_DELIVERY_LIST == 22,
+	       "the numbers of list routes are in issued cursors");
+
 static const struct route {
 	enum wl_method method;
 	const char *pattern; /* "{}" matches one path segment */
