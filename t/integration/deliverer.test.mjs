@@ -364,8 +364,8 @@ describe('deliverer process', () => {
     const url = rx.url(uniq('unrecorded'));
     const sub = await mustCreateSub(ten.k1, { url, eventTypes: [CREATED] });
     // Two events of one range: the first answered at once, the other
-    // 1.5 s later, so that each is recorded in a batch of its own.
-    rx.plan(url, { status: 200 }, { status: 200, delayMs: 1500 });
+    // 3 s later, so that each is recorded in a batch of its own.
+    rx.plan(url, { status: 200 }, { status: 200, delayMs: 3000 });
     rx.setDefault(url, { status: 200 });
     const trigger = uniq('refuse_record').replace(/[^A-Za-z0-9_]/g, '_');
     stack('deliverer-stop');

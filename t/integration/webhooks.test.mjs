@@ -778,10 +778,11 @@ describe('delivery', () => {
   test('a 410 to an attempt made before a resume does not disable the subscription again', async () => {
     // Two attempts in flight: the first answers 410 at once and disables
     // the subscription, which is resumed before the second's 410 comes
-    // back.  That answer is the endpoint's from before the resume.
+    // back 5 s later.  That answer is the endpoint's from before the
+    // resume.
     const t = newTenant();
     const url = rx.url(uniq('gone-late'));
-    rx.plan(url, { status: 410 }, { status: 410, delayMs: 3000 });
+    rx.plan(url, { status: 410 }, { status: 410, delayMs: 5000 });
     rx.setDefault(url, { status: 200 });
     const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
     await Promise.all([walkIn(t.k1, t.q1), walkIn(t.k1, t.q1)]);
