@@ -48,7 +48,7 @@ struct pool {
 	int fd;
 	struct wl_ratelimit *rl; /* shared with every worker */
 	pid_t pid[MAX_WORKERS];
-	int64_t born[MAX_WORKERS];	/* when each slot's worker started */
+	int64_t born[MAX_WORKERS];	/* when each slot's worker started (monotonic ms) */
 	int64_t hold[MAX_WORKERS];	/* respawn not before (crash loop) */
 	unsigned n;		/* slots in use: cfg->workers */
 };
@@ -130,7 +130,7 @@ spawn(struct pool *p)
 static void
 fill(struct pool *p)
 {
-	int64_t now = wl_clock_ms();
+	int64_t now = wl_mono_ms();
 	unsigned i;
 
 	for (i = 0; i < p->n; i++)
@@ -183,8 +183,8 @@ reap(struct pool *p)
 		for (i = 0; i < p->n; i++)
 			if (p->pid[i] == pid) {
 				p->pid[i] = 0;
-				if (wl_clock_ms() - p->born[i] < 1000)
-					p->hold[i] = wl_clock_ms() + 1000;
+				if (wl_mono_ms() - p->born[i] < 1000)
+					p->hold[i] = wl_mono_ms() + 1000;
 				if (WIFSIGNALED(st))
 					wl_log(WL_LOG_WARN,
 					       "\"msg\":\"worker died\","
