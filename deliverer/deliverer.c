@@ -42,21 +42,22 @@ struct xfer {
 	struct curl_slist *headers;
 	struct wl_send send;
 	long retry_after;
-	int64_t started;
+	int64_t started;      /* service clock: the attempt's time */
+	int64_t started_mono; /* monotonic: its duration */
 	int refused; /* the connected address broke the destination policy */
 };
 
 /* A claimed delivery waiting for its endpoint to have room. */
 struct waiting {
 	struct wl_send send;
-	int64_t claimed;
+	int64_t claimed; /* monotonic ms */
 };
 
 /* A subscription whose endpoint answered 410, for GONE_MS after the
  * last (see gone_add()). */
 struct gone {
 	char subscription_id[48];
-	int64_t until;
+	int64_t until; /* monotonic ms */
 };
 
 #define GONE_MAX 16
@@ -239,6 +240,7 @@ start(struct loop *l, struct wl_send *s)
 	x->send = *s;
 	x->retry_after = -1;
 	x->started = wl_clock_ms();
+	x->started_mono = wl_mono_ms();
 	for (i = 0; s->headers[i]; i++)
 		x->headers = curl_slist_append(x->headers, s->headers[i]);
 	if (l->n == l->cap) {
@@ -272,7 +274,7 @@ start(struct loop *l, struct wl_send *s)
 	if (curl_multi_add_handle(l->multi, x->easy) != CURLM_OK)
 		goto fail;
 	l->xfers[l->n++] = x;
-	pace_roll(l, x->started);
+	pace_roll(l, x->started_mono);
 	l->started_now++;
 	return 0;
 fail:
@@ -286,14 +288,14 @@ fail:
  * answer: once it has come, it counts even when the rest of the response
  * then times out or breaks off (the body is read only to be dropped). */
 static void
-result_of(const struct xfer *x, CURLcode code, int64_t now,
+result_of(const struct xfer *x, CURLcode code, int64_t mono,
 	  struct wl_send_result *res)
 {
 	long status = 0;
 
 	memset(res, 0, sizeof(*res));
 	res->attempted_at = x->started;
-	res->duration_ms = (long)(now - x->started);
+	res->duration_ms = (long)(mono - x->started_mono);
 	res->retry_after = x->retry_after;
 	if (curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status) !=
 	    CURLE_OK)
@@ -312,7 +314,7 @@ reap(struct loop *l)
 	struct done *done;
 	struct xfer *x;
 	CURLMsg *msg;
-	int64_t now = wl_clock_ms();
+	int64_t now = wl_mono_ms();
 	size_t n = 0, running = l->n, j;
 	int left;
 
@@ -351,7 +353,7 @@ reap(struct loop *l)
 static size_t
 start_waiting(struct loop *l, int give_back_all)
 {
-	int64_t now = wl_clock_ms();
+	int64_t now = wl_mono_ms();
 	size_t i, j, kept = 0, started = 0, nfull = 0;
 	const char *full[8]; /* endpoints found without room in this pass */
 
@@ -389,7 +391,7 @@ take(struct loop *l)
 {
 	struct wl_send *sends;
 	size_t n = store_take(l->store, &sends), i;
-	int64_t now = wl_clock_ms();
+	int64_t now = wl_mono_ms();
 
 	if (n > 0 && l->nwait + n > l->capwait) {
 		size_t cap = (l->nwait + n) * 2;
@@ -422,7 +424,7 @@ window(struct loop *l)
 {
 	size_t conc = l->cfg->deliverer_concurrency, w;
 
-	pace_roll(l, wl_clock_ms());
+	pace_roll(l, wl_mono_ms());
 	w = conc + l->started_now + l->started_before;
 	return w < conc * WINDOW ? w : conc * WINDOW;
 }
