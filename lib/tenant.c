@@ -37,8 +37,10 @@ wl_tenant_from_row(const struct wl_rows *rows, size_t r, size_t c0,
 	t->public_api = (int)wl_rows_int(rows, r, c0 + 3);
 	t->webhooks = (int)wl_rows_int(rows, r, c0 + 4);
 	t->zapier = (int)wl_rows_int(rows, r, c0 + 5);
+	/* A state the service does not know (written by hand) closes the
+	 * account rather than open it. */
 	st = wl_name_index(wl_state_names, WL_STATE__MAX, state);
-	t->state = st < 0 ? WL_STATE_ACTIVE : (enum wl_state)st;
+	t->state = st < 0 ? WL_STATE_DISABLED : (enum wl_state)st;
 	t->email_verified = (int)wl_rows_int(rows, r, c0 + 7);
 	t->billing = (int)wl_rows_int(rows, r, c0 + 8);
 	t->guest_allowance = wl_rows_int(rows, r, c0 + 9);

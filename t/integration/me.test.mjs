@@ -178,6 +178,14 @@ const INELIGIBLE = [
   { reason: 'upgrade_required', status: 402, set: ['--plan', 'starter'] },
 ];
 
+test('an account state the service does not know, written by hand, counts as disabled', async () => {
+  const refs = seed(fixture());
+  assertOk(await api('GET', '/waitlist/businesses', { key: refs.k1 }));
+  sql(`UPDATE tenants SET state = 'Suspended' WHERE id = '${refs.t1}'`);
+  assert.equal((await me(refs.k1)).capabilities.unavailableReason, 'disabled_account');
+  assertError(await api('GET', '/waitlist/businesses', { key: refs.k1 }), 403, 'disabled_account');
+});
+
 for (const { reason, status, set } of INELIGIBLE) {
   test(`${reason}: GET /me answers 200 with the reason, other routes ${status} ${reason}`, async () => {
     const refs = seed(fixture());
