@@ -175,6 +175,7 @@ drain(struct pool *p)
 static void
 reap(struct pool *p)
 {
+	int64_t now = wl_mono_ms();
 	unsigned i;
 	pid_t pid;
 	int st;
@@ -183,8 +184,8 @@ reap(struct pool *p)
 		for (i = 0; i < p->n; i++)
 			if (p->pid[i] == pid) {
 				p->pid[i] = 0;
-				if (wl_mono_ms() - p->born[i] < 1000)
-					p->hold[i] = wl_mono_ms() + 1000;
+				if (now - p->born[i] < 1000)
+					p->hold[i] = now + 1000;
 				if (WIFSIGNALED(st))
 					wl_log(WL_LOG_WARN,
 					       "\"msg\":\"worker died\","
@@ -193,24 +194,33 @@ reap(struct pool *p)
 			}
 }
 
+/* Can workers start with c (what they need is there)?  Checked once by
+ * the master rather than found out by every worker.  Else the reason, in
+ * err. */
+static int
+workers_can_start(const struct wl_config *c, char *err, size_t errsz)
+{
+	struct wl_app *probe;
+
+	if ((probe = wl_app_new(c, WL_APP_SERVE, err, errsz)) == NULL)
+		return -1;
+	wl_app_free(probe);
+	return 0;
+}
+
 /* Can workers start with c, and does it change nothing that only a
  * restart applies?  Else the reason, in err. */
 static int
 reloadable(const struct pool *p, const struct wl_config *c, char *err,
 	   size_t errsz)
 {
-	struct wl_app *probe;
-
 	if (strcmp(c->fcgi_socket, p->cfg->fcgi_socket) != 0 ||
 	    c->ratelimit_slots != p->cfg->ratelimit_slots) {
 		snprintf(err, errsz, "[server] fcgi_socket and "
 				     "ratelimit_slots take a restart");
 		return -1;
 	}
-	if ((probe = wl_app_new(c, WL_APP_SERVE, err, errsz)) == NULL)
-		return -1;
-	wl_app_free(probe);
-	return 0;
+	return workers_can_start(c, err, errsz);
 }
 
 static int
@@ -323,15 +333,9 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	wl_log_set_level(p.cfg->log_level);
-	/* Refuse to start without what workers need, not once per worker. */
-	{
-		struct wl_app *probe = wl_app_new(p.cfg, WL_APP_SERVE, err,
-						  sizeof(err));
-		if (probe == NULL) {
-			fprintf(stderr, "waitlist-fcgi: %s\n", err);
-			return 1;
-		}
-		wl_app_free(probe);
+	if (workers_can_start(p.cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "waitlist-fcgi: %s\n", err);
+		return 1;
 	}
 	if ((p.fd = open_socket(p.cfg->fcgi_socket)) < 0) {
 		fprintf(stderr, "waitlist-fcgi: cannot listen on %s: %s\n",

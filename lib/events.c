@@ -195,16 +195,6 @@ purge_batches(struct wl_db *db, enum wl_stmt stmt,
 }
 
 /*
- * Retention: events older than seven days (recording per tenant how far
- * the feed has been cut, so older cursors are refused; the cut stops
- * before the first event still inside the window, so that none younger
- * goes even where clocks gave an event an older time than one numbered
- * before it), idempotency
- * records older than 24 hours, and finished delivery records (succeeded
- * or failed) last changed more than seven days ago, as long as the events
- * they delivered are kept.  Deletes in small batches.
- */
-/*
  * Webhook subscriptions whose fan-out has not reached events about to be
  * purged (their deliverers down for days) go on after them: those events
  * can no longer be sent, and the fan-out, which never passes a gap in
@@ -229,6 +219,16 @@ purge_fanout(struct wl_db *db, const char *tenant, long long upto)
 	return rc;
 }
 
+/*
+ * Retention: events older than seven days (recording per tenant how far
+ * the feed has been cut, so older cursors are refused; the cut stops
+ * before the first event still inside the window, so that none younger
+ * goes even where clocks gave an event an older time than one numbered
+ * before it), idempotency
+ * records older than 24 hours, and finished delivery records (succeeded
+ * or failed) last changed more than seven days ago, as long as the events
+ * they delivered are kept.  Deletes in small batches.
+ */
 int
 wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 {
