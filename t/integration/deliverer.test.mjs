@@ -14,7 +14,7 @@ import {
   alive, ctl, sleep, sql, stack, uniq,
 } from './lib.mjs';
 import {
-  delivererPid, dropSubs, eventIdsOfTenant, listDeliveries, mustCreateSub,
+  attemptLines, delivererPid, dropSubs, eventIdsOfTenant, listDeliveries, mustCreateSub,
   newTenant, startReceiver, waitUntil, walkIn,
 } from './util-webhooks.mjs';
 
@@ -379,9 +379,7 @@ describe('deliverer process', () => {
         END IF //
         DELIMITER ;`, { tellWorkers: false });
       ensureDeliverer();
-      const log = join(VAR, 'log', 'deliverer.log');
-      const refused = () => readFileSync(log, 'utf8').split('\n').filter((l) =>
-        l.includes(`"subscriptionId":"${sub.id}"`) && l.includes('"outcome":"unrecorded"'));
+      const refused = () => attemptLines(sub.id, '"outcome":"unrecorded"');
       await waitUntil(() => refused().length > 0, 15000, "the first batch's record to fail");
       sql(`DROP TRIGGER ${trigger}`, { tellWorkers: false });
       const reqs = rx.at(url);

@@ -23,6 +23,17 @@ import {
   sha256hex, tenantSet, walkIn,
 } from './util-limits.mjs';
 
+// waitlistctl run without blocking the event loop; resolves to its exit
+// code and stderr.
+function ctlAsync(...args) {
+  return new Promise((resolve) => {
+    const p = spawn(CTL_ARGV[0], [...CTL_ARGV.slice(1), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('close', (code) => resolve({ code, err }));
+  });
+}
+
 const keyCount = (tenantId) => Number(sql(`SELECT COUNT(*) FROM api_keys WHERE tenant_id = '${tenantId}'`)[0][0]);
 const listed = (tenantId, id) => ctl('key', 'list', '--tenant', tenantId).keys.find((k) => k.id === id);
 
@@ -161,13 +172,7 @@ test('activeKeys limits the active keys: the key over the limit fails, revoking 
 
 test('keys created at once do not pass activeKeys together', async () => {
   const refs = seed(fixture({ limits: { activeKeys: 4 } }));
-  const run = () => new Promise((resolve) => {
-    const p = spawn(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read'],
-      { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('close', (code) => resolve({ code, err }));
-  });
+  const run = () => ctlAsync('key', 'create', '--tenant', refs.t1, '--scopes', 'waitlist:read');
   const results = await Promise.all(Array.from({ length: 12 }, run));
   const made = results.filter((r) => r.code === 0).length;
   for (const r of results.filter((x) => x.code !== 0)) assert.match(r.err, /activeKeys|active keys/i, r.err);
@@ -186,13 +191,7 @@ test('tenant set keeps a change of the tenant that commits while it runs', async
     await session.run(`START TRANSACTION;
       UPDATE tenant_counters SET key_lock = key_lock + 1 WHERE tenant_id = '${refs.t1}';
       UPDATE tenants SET state = 'disabled' WHERE id = '${refs.t1}'`);
-    const setting = new Promise((resolve) => {
-      const p = spawn(CTL_ARGV[0], [...CTL_ARGV.slice(1), 'tenant', 'set', refs.t1, '--limit', 'readsPerMinute=100'],
-        { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      p.stderr.on('data', (d) => { err += d; });
-      p.on('close', (code) => resolve({ code, err }));
-    });
+    const setting = ctlAsync('tenant', 'set', refs.t1, '--limit', 'readsPerMinute=100');
     for (let i = 0; i < 200 && running('UPDATE tenant_counters').length + running('UPDATE tenants').length === 0; i++) {
       await sleep(25);
     }

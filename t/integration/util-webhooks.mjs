@@ -338,3 +338,10 @@ export function delivererPid(varDir) {
   return Number(readFileSync(join(varDir, 'run', 'deliverer.pid'), 'utf8').trim());
 }
 
+// The stack's deliverer's lines about an attempt for subscription subId
+// that hold what (e.g. '"httpStatus":410').
+export function attemptLines(subId, what) {
+  return readFileSync(join(process.env.WL_VAR, 'log', 'deliverer.log'), 'utf8').split('\n')
+    .filter((l) => l.includes(`"subscriptionId":"${subId}"`) && l.includes(what));
+}
+

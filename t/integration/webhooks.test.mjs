@@ -7,16 +7,14 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import {
   ctl, running, sleep, sql, sqlSession, uniq,
 } from './lib.mjs';
 import {
   ALL_SCOPES, ATTEMPT_KEYS, DELIVERY_KEYS, SECRET_RE, SUB_KEYS,
-  SUB_KEYS_WITH_SECRET, TS_RE, assertError, checkAgainstFeed, checkDelivery,
+  SUB_KEYS_WITH_SECRET, TS_RE, assertError, attemptLines, checkAgainstFeed, checkDelivery,
   contractProblems, createSub, dropSubs, eventsOf, getSub, headerTs, listDeliveries,
   makeKey, mustCreateSub, newTenant, newTenantTwoBusinesses, setStatus,
   startReceiver, verifyWith, waitUntil, walkIn, wh,
@@ -794,10 +792,8 @@ describe('delivery', () => {
     assert.equal(res.status, 200, res.text);
     // Its event is from before the resume: the outcome is settled (the
     // deliverer logs it) but not recorded.
-    const log = join(process.env.WL_VAR, 'log', 'deliverer.log');
-    await waitUntil(() => readFileSync(log, 'utf8').split('\n').filter((l) =>
-      l.includes(`"subscriptionId":"${s.id}"`) && l.includes('"httpStatus":410')).length === 2,
-    15000, 'the late 410 to be settled');
+    await waitUntil(() => attemptLines(s.id, '"httpStatus":410').length === 2,
+      15000, 'the late 410 to be settled');
     const got = await getSub(t.k1, s.id);
     assert.equal(got.status, 'active', `disabled again by a 410 from before the resume (${got.statusReason})`);
     // The deliverer that saw the 410s holds back claims for that endpoint
