@@ -283,7 +283,6 @@ main(int argc, char *argv[])
 		rc = 1;
 		goto done;
 	}
-	wl_log_set_level("warn");
 	if (strcmp(argv[i], "migrate") == 0 && argc == i + 1)
 		rc = wl_admin_migrate(app, stdout, err, sizeof(err));
 	else if (strcmp(argv[i], "seed") == 0 && argc == i + 2) {

@@ -474,6 +474,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "waitlist-deliverer: %s\n", err);
 		return 1;
 	}
+	wl_log_set_level(cfg->log_level);
 	memset(&l, 0, sizeof(l));
 	l.cfg = cfg;
 	/* Two connections: claims and records do not wait for each other. */

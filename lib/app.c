@@ -80,7 +80,6 @@ wl_app_new(const struct wl_config *cfg, unsigned flags, char *err,
 		return NULL;
 	}
 	app->cfg = cfg;
-	wl_log_set_level(cfg->log_level);
 	/* X-Test-Now moves the clock before authentication: a config line
 	 * alone must not turn it on in production. */
 	if (cfg->test_clock && (getenv("WAITLIST_TEST_CLOCK") == NULL ||

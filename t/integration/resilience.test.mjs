@@ -188,6 +188,39 @@ test('a SIGHUP with a configuration the workers cannot start with, or one only a
   }
 });
 
+test('a refused reload keeps the old log level too', async () => {
+  // The refused file asks for errors only: the master's warnings about
+  // its workers must still be logged.
+  const master = masterPid();
+  const conf = join(VAR, 'waitlist.conf');
+  const log = join(VAR, 'log', 'fcgi.log');
+  const good = readFileSync(conf, 'utf8');
+  const n = configuredWorkers();
+  assert.match(good, /^log_level *= *info$/m);
+  assert.match(good, /^secret_key_file *=.*$/m);
+  let from = readFileSync(log).length;
+  try {
+    writeFileSync(conf, good.replace(/^log_level *=.*$/m, 'log_level = error')
+      .replace(/^secret_key_file *=.*$/m, `secret_key_file = ${join(VAR, 'no-such.key')}`));
+    process.kill(master, 'SIGHUP');
+    await waitFor('the refusal in the log', 5000, () => readFileSync(log).subarray(from).includes('reload failed'));
+  } finally {
+    writeFileSync(conf, good);
+  }
+  from = readFileSync(log).length;
+  const victim = workers(master)[0];
+  process.kill(victim, 'SIGKILL');
+  await waitFor(`${n} workers again`, 10000, () => {
+    const w = workers(master);
+    return w.length === n && !w.includes(victim);
+  });
+  const died = readFileSync(log).subarray(from).toString('utf8').split('\n').filter(Boolean)
+    .map((l) => JSON.parse(l)).find((o) => o.msg === 'worker died');
+  assert.ok(died, 'no "worker died" warning after the refused reload');
+  assert.equal(died.worker, victim);
+  assert.equal(died.level, 'warn');
+});
+
 test('bursts of concurrent requests are all answered', async () => {
   const refs = seed(roomy());
   const reads = await Promise.all(Array.from({ length: 40 }, (_, i) => api('GET',
