@@ -159,7 +159,8 @@ split_path(const char *path, struct segments *out)
 		return -1;
 	for (;;) {
 		char *start = out->buf + o;
-		if (out->n == MAX_SEGMENTS)
+		/* (A segment's terminator needs room too, an empty one's.) */
+		if (out->n == MAX_SEGMENTS || o >= sizeof(out->buf))
 			return -1;
 		for (; *p && *p != '/' && *p != '?' && *p != '#'; p++) {
 			int c = (unsigned char)*p;

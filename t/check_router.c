@@ -181,6 +181,22 @@ START_TEST(unknown_route_is_not_found)
 }
 END_TEST
 
+START_TEST(path_filling_the_buffer_then_empty_segments_is_not_found)
+{
+	/* The long segment leaves one byte; the empty ones after it need a
+	 * terminator each. */
+	char path[2200];
+	size_t n = strlen("/v1/external/");
+
+	memcpy(path, "/v1/external/", n);
+	memset(path + n, 'a', 2034);
+	memset(path + n + 2034, '/', 13);
+	path[n + 2034 + 13] = '\0';
+	ck_assert_int_eq(request("GET", path, NULL, NULL), 404);
+	assert_error(404, "not_found");
+}
+END_TEST
+
 START_TEST(path_outside_the_base_is_not_found)
 {
 	ck_assert_int_eq(request("GET", "/v2/me", NULL, NULL), 404);
@@ -642,6 +658,8 @@ suite_router(void)
 	tcase_add_test(th, openapi_is_served_verbatim);
 	tcase_add_test(th, unknown_route_is_not_found);
 	tcase_add_test(th, path_outside_the_base_is_not_found);
+	tcase_add_test(th,
+		       path_filling_the_buffer_then_empty_segments_is_not_found);
 	tcase_add_test(th, wrong_method_is_not_allowed_with_allow_header);
 	tcase_add_test(th, not_found_has_no_allow_header);
 	tcase_add_test(th, id_ending_in_a_space_is_not_found);

@@ -231,6 +231,9 @@ test('path traversal and odd ids in subscription and delivery routes are JSON 40
     'x'.repeat(3000), '%2F'.repeat(50), 'whs_%0d%0aSet-Cookie:%20a=b', '%20', 'whs_%C0%AE%C0%AE',
     `x%2F..%2F${T.sub}`, `${T.sub}%2F.`, `${T.sub}%2Fresume`, `.%2F${T.sub}`, `${T.sub.toUpperCase()}`, `%20${T.sub}`,
     `${T.sub}%20`, `${T.sub};x=1`, `x%2F..%2F${T.delivery}`,
+    // Fills the worker's buffer of segments to its last byte; each empty
+    // segment after it needs a terminator of its own.
+    `${'a'.repeat(2011)}${'/'.repeat(13)}`,
   ];
   // nginx refuses an encoded NUL itself (see hostile.test.mjs).
   const nul = ['whs_x%00', '%00', `${T.sub}%00`, `${T.delivery}%00`];
