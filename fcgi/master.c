@@ -184,7 +184,10 @@ reap(struct pool *p)
 		for (i = 0; i < p->n; i++)
 			if (p->pid[i] == pid) {
 				p->pid[i] = 0;
-				if (now - p->born[i] < 1000)
+				/* A worker that failed young (not one that
+				 * served its max_requests) waits a second. */
+				if (now - p->born[i] < 1000 &&
+				    !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
 					p->hold[i] = now + 1000;
 				if (WIFSIGNALED(st))
 					wl_log(WL_LOG_WARN,

@@ -231,6 +231,7 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 	struct wl_app *app;
 	FCGX_Request r;
 	unsigned long served = 0;
+	const char *failed = NULL;
 	sigset_t open;
 	char err[512];
 	int ep;
@@ -265,6 +266,7 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 		if (epoll_pwait(ep, &ev, 1, -1, &open) < 0) {
 			if (errno == EINTR)
 				continue;
+			failed = "wait";
 			break;
 		}
 		if (FCGX_Accept_r(&r) < 0) {
@@ -272,13 +274,20 @@ wl_worker_run(int listen_fd, const struct wl_config *cfg,
 			if (errno == EAGAIN || errno == EWOULDBLOCK ||
 			    errno == EINTR)
 				continue;
+			failed = "accept";
 			break;
 		}
 		finish(&r, serve_one(app, &r));
 		served++;
 	}
+	/* Exit 0 only when stopped or done with its requests: the master
+	 * replaces such a worker at once, and holds a failed one's place. */
+	if (failed)
+		wl_log(WL_LOG_ERROR,
+		       "\"msg\":\"worker cannot %s\",\"errno\":%d", failed,
+		       errno);
 	FCGX_Free(&r, 0);
 	wl_app_free(app);
 	close(ep);
-	return 0;
+	return failed != NULL;
 }

@@ -221,6 +221,37 @@ test('a refused reload keeps the old log level too', async () => {
   assert.equal(died.level, 'warn');
 });
 
+test('a worker that served its max_requests is replaced at once', async () => {
+  // One worker, recycled every 5 requests: 40 requests in a row wait for
+  // 7 replacements.  A replacement held back like a crashed worker's
+  // (a second each) would take 7 s.
+  const master = masterPid();
+  const conf = join(VAR, 'waitlist.conf');
+  const log = join(VAR, 'log', 'fcgi.log');
+  const good = readFileSync(conf, 'utf8');
+  const n = configuredWorkers();
+  assert.match(good, /^workers *=.*$/m);
+  assert.match(good, /^max_requests *=.*$/m);
+  const reloaded = async (text, count) => {
+    const from = readFileSync(log).length;
+    writeFileSync(conf, text);
+    process.kill(master, 'SIGHUP');
+    await waitFor('the reload', 10000, () => readFileSync(log).subarray(from).includes('"reloaded"')
+      && workers(master).length === count);
+  };
+  try {
+    await reloaded(good.replace(/^workers *=.*$/m, 'workers = 1').replace(/^max_requests *=.*$/m, 'max_requests = 5'), 1);
+    const first = workers(master)[0];
+    const start = Date.now();
+    for (let i = 0; i < 40; i++) assert.equal((await api('GET', '/health')).status, 200);
+    const took = Date.now() - start;
+    assert.notEqual(workers(master)[0], first, 'the worker was never replaced');
+    assert.ok(took < 3500, `40 requests took ${took} ms`);
+  } finally {
+    await reloaded(good, n);
+  }
+});
+
 test('bursts of concurrent requests are all answered', async () => {
   const refs = seed(roomy());
   const reads = await Promise.all(Array.from({ length: 40 }, (_, i) => api('GET',
