@@ -142,7 +142,8 @@ serve_one(struct wl_app *app, FCGX_Request *r)
 	body = read_body(r, want, &req.body_len);
 	if (body)
 		req.body = body;
-	whole = !req.body_too_large && req.body_len == want &&
+	req.body_cut = !req.body_too_large && req.body_len != want;
+	whole = !req.body_too_large && !req.body_cut &&
 		FCGX_GetParam("HTTP_TRANSFER_ENCODING", r->envp) == NULL;
 	wl_handle(app, &req, &resp);
 	write_response(r, &resp);

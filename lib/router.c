@@ -453,6 +453,14 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 			       "request body exceeds %d bytes", WL_BODY_MAX);
 		goto out;
 	}
+	/* A client gone mid-body (a web server that streams bodies passes
+	 * that on): never handled, so nothing is stored under its
+	 * Idempotency-Key and its retry runs as the first. */
+	if (req->body_cut) {
+		wl_reply_error(&ctx, WL_C_INVALID_REQUEST,
+			       "request body ended before its Content-Length");
+		goto out;
+	}
 	if ((route = find_route(&ctx, &sg, &code)) < 0) {
 		wl_reply_error(&ctx, code,
 			       code == WL_C_NOT_FOUND

@@ -134,6 +134,7 @@ struct wl_http_request {
 	const char *body;
 	size_t body_len;
 	int body_too_large;	   /* the body exceeded WL_BODY_MAX: not read */
+	int body_cut;		   /* less of it came than CONTENT_LENGTH said */
 };
 
 #define WL_MAX_HEADERS 12

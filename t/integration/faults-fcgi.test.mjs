@@ -10,7 +10,9 @@ import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { alive, api, sleep, stack } from './lib.mjs';
+import {
+  alive, api, fixture, seed, sleep, stack, uniq,
+} from './lib.mjs';
 import {
   configuredWorkers, fullPool, masterPid, waitFor, workers,
 } from './util-faults.mjs';
@@ -105,6 +107,31 @@ test('a well-formed request straight on the socket is answered', async () => {
   const text = reply.toString('latin1');
   assert.match(text, /Status: 200 OK\r\n/);
   assert.match(text, /\{"status":"ok"\}/);
+});
+
+test('a body that ends before its CONTENT_LENGTH is refused and stores nothing under its Idempotency-Key', async () => {
+  // What a web server that streams bodies (Apache) passes on of a client
+  // gone mid-upload.  The client's retry with the same key and the whole
+  // body is then the first request, not a conflict with a stored 400.
+  const refs = seed(fixture());
+  const key = uniq('cut');
+  const body = JSON.stringify({ queueId: refs.q1, fullName: 'Ada Cut', partySize: 2, notes: 'n'.repeat(200) });
+  const p = (n, v) => Buffer.concat([len(Buffer.byteLength(n)), len(Buffer.byteLength(v)), Buffer.from(n), Buffer.from(v)]);
+  const params = Buffer.concat([
+    p('REQUEST_METHOD', 'POST'), p('REQUEST_URI', '/v1/external/waitlist/entries'), p('QUERY_STRING', ''),
+    p('CONTENT_TYPE', 'application/json'), p('CONTENT_LENGTH', String(Buffer.byteLength(body))),
+    p('HTTP_AUTHORIZATION', `Bearer ${refs.k1}`), p('HTTP_IDEMPOTENCY_KEY', key),
+  ]);
+  const { closed, reply } = await send(Buffer.concat([begin, record(PARAMS, params), record(PARAMS),
+    record(STDIN, Buffer.from(body.slice(0, 100))), record(STDIN)]));
+  assert.ok(closed);
+  const text = reply.toString('latin1');
+  assert.match(text, /Status: 400 /);
+  assert.match(text, /"code":"invalid_request"/);
+  assert.match(text, /Content-Length/);
+  const whole = await api('POST', '/waitlist/entries', { key: refs.k1, idempotencyKey: key, rawBody: body });
+  assert.equal(whole.status, 201, whole.text);
+  assert.equal(whole.json.entry.fullName, 'Ada Cut');
 });
 
 test('a reload does not drop connections the workers have taken before their requests arrive', async () => {
