@@ -31,13 +31,15 @@ fi
 https_port=$(wl_free_port 19100 19900)
 http_port=$(wl_free_port 19100 19900 "$https_port")
 
-# Only what a test machine must differ in: addresses, files, the socket.
-sed -e "s|listen 443 ssl http2;|listen 127.0.0.1:$https_port ssl http2;|" \
+# Only what a test machine must differ in: addresses, files, the socket;
+# and its error log takes warnings, to show what nginx spools to disk.
+sed -e "s|listen 443 ssl http2;|listen 127.0.0.1:$https_port ssl http2 sndbuf=8k;|" \
 	-e "s|listen 80;|listen 127.0.0.1:$http_port;|" \
 	-e '/listen \[::\]/d' \
 	-e "s|/etc/ssl/certs/api.example.org.pem|$tmp/cert.pem|" \
 	-e "s|/etc/ssl/private/api.example.org.key|$tmp/key.pem|" \
 	-e "s|/var/log/nginx/|$tmp/log/|" \
+	-e 's|\(error_log [^ ;]*\);|\1 warn;|' \
 	-e "s|unix:/run/waitlist/fcgi.sock|unix:$sock|" \
 	"$OPS_REPO/nginx/waitlist.conf" >"$tmp/site.conf"
 for placeholder in 'listen 443' 'listen 80' /etc/ssl /var/log; do
@@ -117,6 +119,35 @@ req "$tmp/r3" -X POST -H 'content-type: application/json' --data-binary @"$tmp/b
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r3" || fail "2 MiB body: $(head -1 "$tmp/r3")"
 grep -q '"code":"payload_too_large"' "$tmp/r3.body" || fail "2 MiB body: $(cat "$tmp/r3.body")"
 
+# An answer larger than the default buffers, to a client that reads it
+# slowly (openapi.json, 180 KiB, at 16 KiB a tenth of a second with a
+# small receive buffer), stays in memory: nginx spools none to a
+# temporary file, as a page of guests would be.
+python3 - "$https_port" >"$tmp/slow.out" 2>&1 <<'PY' || fail "the slow read of openapi.json: $(tail -3 "$tmp/slow.out")"
+import socket, ssl, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+t = ctx.wrap_socket(s)
+t.sendall(b"GET /v1/external/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+got = b""
+while True:
+    time.sleep(0.1)
+    chunk = t.recv(16384)
+    if not chunk:
+        break
+    got += chunk
+assert got.startswith(b"HTTP/1.1 200"), got[:100]
+assert got.rstrip().endswith(b"}"), got[-100:]
+print(len(got))
+PY
+if grep -q 'buffered to a temporary file' "$tmp/log/waitlist-error.log"; then
+	fail "nginx spooled an answer to disk: $(grep 'buffered to a temporary file' "$tmp/log/waitlist-error.log" | head -1)"
+fi
+
 # A request nginx cannot parse (an encoded NUL in the path) is its JSON 400.
 req "$tmp/r5" --path-as-is "$base/me%00"
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r5" || fail "GET /me%00: $(head -1 "$tmp/r5")"
@@ -174,4 +205,4 @@ else
 fi
 
 [ "$fails" -eq 0 ] || exit 1
-echo "nginx-prod: in front of the stack: ok (HTTP/2, HSTS, request id, redirect, JSON errors, TLS >= 1.2, no X-Test-Now)"
+echo "nginx-prod: in front of the stack: ok (HTTP/2, HSTS, request id, redirect, JSON errors, answers kept in memory, TLS >= 1.2, no X-Test-Now)"
