@@ -226,8 +226,10 @@ db_prepare(struct wl_db *db, const char *sql, size_t len)
 	my_bool on = 1;
 	MYSQL_STMT *s;
 
-	if ((s = mysql_stmt_init(db->conn)) == NULL)
+	if ((s = mysql_stmt_init(db->conn)) == NULL) {
+		db_fail(db, CR_OUT_OF_MEMORY, "out of memory");
 		return NULL;
+	}
 	if (mysql_stmt_prepare(s, sql, len) != 0) {
 		db_fail(db, mysql_stmt_errno(s), mysql_stmt_error(s));
 		mysql_stmt_close(s);

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <errmsg.h>
+
 #include "extern.h"
 #include "db.h"
 
@@ -50,7 +52,8 @@ compound(struct wl_db *db, const unsigned short *ids, size_t n)
 		rc = wl_buf_printf(&sql, "%s; ", wl_stmt_sql[ids[i]]);
 	if (rc != WL_OK || wl_buf_printf(&sql, "END") != WL_OK) {
 		wl_buf_free(&sql);
-		snprintf(db->err, sizeof(db->err), "out of memory");
+		/* (Classified by db_prepare_failed(): not an error of before.) */
+		db_fail(db, CR_OUT_OF_MEMORY, "out of memory");
 		return NULL;
 	}
 	victim->s = db_prepare(db, sql.p, sql.len);
