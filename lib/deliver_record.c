@@ -462,7 +462,7 @@ record_txn(struct wl_db *db, void *arg)
 			continue;
 		rc = wl_sql_later(db, STMT_SUB_DISABLE,
 				  SQL_ARGS(SQL_INT(b->now), SQL_STR(sub),
-					   SQL_INT(res->attempted_at)));
+					   SQL_INT(b->v[i].s->high_water)));
 		if (rc == WL_OK)
 			rc = wl_sql_later(
 			    db, STMT_DELIVERY_FAIL_DISABLED,

@@ -568,7 +568,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT STRAIGHT_JOIN d.id, d.event_seq, d.event_id, d.attempt_count, "
 	"d.manual_retry, d.attempts, d.created_at, d.subscription_id, s.url, "
 	"s.status, s.secret_enc, s.previous_secret_enc, "
-	"s.previous_secret_until, s.updated_at, k.id, k.revoked_at, "
+	"s.previous_secret_until, s.updated_at, s.high_water_seq, k.id, "
+	"k.revoked_at, "
 	"k.expires_at, k.integration_type, e.body, " TENANT_COLS
 	" FROM deliveries d FORCE INDEX (deliveries_lease) LEFT JOIN "
 	"webhook_subscriptions s ON s.id = d.subscription_id LEFT JOIN "
@@ -618,12 +619,13 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"UPDATE deliveries SET status = 'failed', skipped = ?, lease_owner = "
 	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND lease_owner = "
 	"?",
-    /* A 410 to an attempt made since the subscription's last change (an
-     * attempt in flight at a resume answers for the endpoint before it). */
+    /* A 410 to an attempt made since the subscription's last resume, which
+     * moves its high_water_seq (an attempt in flight at a resume answers
+     * for the endpoint before it). */
     [STMT_SUB_DISABLE] =
 	"UPDATE webhook_subscriptions SET status = 'disabled', status_reason "
 	"= 'endpoint_gone', updated_at = ? WHERE id = ? AND status = 'active' "
-	"AND updated_at <= ?",
+	"AND high_water_seq = ?",
     /* The pending deliveries of a subscription disabled: skipped. */
     [STMT_DELIVERY_FAIL_DISABLED] =
 	"UPDATE deliveries d JOIN webhook_subscriptions s ON s.id = "

@@ -773,6 +773,21 @@ describe('delivery', () => {
     assert.ok(sent <= 16, `${sent} of 40 events sent to an endpoint that answered 410 to the first ones`);
   });
 
+  test('a 410 disables the subscription though its secret was rotated while the attempt was in flight', async () => {
+    // Only a resume makes an answer in flight one from before: any other
+    // change of the subscription leaves the 410 the endpoint's word.
+    const t = newTenant();
+    const url = rx.url(uniq('gone-rotated'));
+    rx.setDefault(url, { status: 410, delayMs: 3000 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await rx.waitFor(url, 1, 10000);
+    const rot = await post(t.k1, `/webhooks/subscriptions/${s.id}/rotate-secret`);
+    assert.equal(rot.status, 200, rot.text);
+    assert.equal(rx.at(url)[0].answeredAt, null, 'the 410 was answered before the rotation');
+    await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+  });
+
   test('a 410 to an attempt made before a resume does not disable the subscription again', async () => {
     // Two attempts in flight: the first answers 410 at once and disables
     // the subscription, which is resumed before the second's 410 comes
