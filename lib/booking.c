@@ -351,11 +351,14 @@ wl_h_booking_reschedule(struct wl_ctx *ctx)
 				   SQL_INT(version)));
 	if (rc != WL_OK)
 		goto out;
+	/* (An add is NULL when out of memory: no event, and no change.) */
 	data = cJSON_CreateObject();
-	wl_json_add_str(data, "entryId", wl_rows_str(e, 0, 0));
-	wl_json_add_str(data, "bookingId", wl_rows_str(e, 0, 6));
-	wl_json_add_ts(data, "scheduledFor", at);
-	wl_json_add_ts(data, "previousScheduledFor", wl_rows_int(e, 0, 7));
+	if (!wl_json_add_str(data, "entryId", wl_rows_str(e, 0, 0)) ||
+	    !wl_json_add_str(data, "bookingId", wl_rows_str(e, 0, 6)) ||
+	    !wl_json_add_ts(data, "scheduledFor", at) ||
+	    !wl_json_add_ts(data, "previousScheduledFor",
+			    wl_rows_int(e, 0, 7)))
+		data = wl_json_drop(data);
 	wl_events_add(&ev, WL_EV_BOOKING_RESCHEDULED, data);
 	/* Reply first: the event sequence is locked only at the end. */
 	if ((rc = wl_entry_reply(ctx, wl_rows_str(e, 0, 0), 200)) == WL_OK)

@@ -151,15 +151,19 @@ wl_entry_change_status(struct wl_ctx *ctx, const struct wl_rows *e,
 			     wl_status_names[to], wl_status_names[from], now);
 	if (rc != WL_OK)
 		return rc;
+	/* (An add is NULL when out of memory: no event, and no change.) */
 	data = cJSON_CreateObject();
-	wl_json_add_str(data, "entryId", id);
-	wl_json_add_str(data, "status", wl_status_names[to]);
-	wl_json_add_str(data, "previousStatus", wl_status_names[from]);
+	if (!wl_json_add_str(data, "entryId", id) ||
+	    !wl_json_add_str(data, "status", wl_status_names[to]) ||
+	    !wl_json_add_str(data, "previousStatus", wl_status_names[from]))
+		data = wl_json_drop(data);
 	wl_events_add(&ev, WL_EV_ENTRY_STATUS_CHANGED, data);
 	if (wl_rows_int(e, 0, L_IS_BOOKING) && to == WL_ST_CANCELLED) {
 		data = cJSON_CreateObject();
-		wl_json_add_str(data, "entryId", id);
-		wl_json_add_str(data, "bookingId", wl_rows_str(e, 0, L_BOOKING));
+		if (!wl_json_add_str(data, "entryId", id) ||
+		    !wl_json_add_str(data, "bookingId",
+				     wl_rows_str(e, 0, L_BOOKING)))
+			data = wl_json_drop(data);
 		wl_events_add(&ev, WL_EV_BOOKING_CANCELLED, data);
 	}
 	/* Reply first: the event sequence is locked only at the end. */
@@ -373,15 +377,17 @@ create_write(struct wl_ctx *ctx, const struct wl_queue *q, struct create *c)
 	    (rc = created_reply(ctx, q, c)) != WL_OK)
 		return rc;
 	data = cJSON_CreateObject();
-	wl_json_add_str(data, "entryId", c->id);
-	wl_json_add_str(data, "status", wl_status_names[c->status]);
-	wl_json_add_bool(data, "isBooking", c->is_booking);
+	if (!wl_json_add_str(data, "entryId", c->id) ||
+	    !wl_json_add_str(data, "status", wl_status_names[c->status]) ||
+	    !wl_json_add_bool(data, "isBooking", c->is_booking))
+		data = wl_json_drop(data);
 	wl_events_add(&ev, WL_EV_ENTRY_CREATED, data);
 	if (c->is_booking) {
 		data = cJSON_CreateObject();
-		wl_json_add_str(data, "entryId", c->id);
-		wl_json_add_str(data, "bookingId", c->booking);
-		wl_json_add_ts(data, "scheduledFor", c->at);
+		if (!wl_json_add_str(data, "entryId", c->id) ||
+		    !wl_json_add_str(data, "bookingId", c->booking) ||
+		    !wl_json_add_ts(data, "scheduledFor", c->at))
+			data = wl_json_drop(data);
 		wl_events_add(&ev, WL_EV_BOOKING_CREATED, data);
 	}
 	return wl_outbox_write(ctx->app->db, &ev, ctx->key.tenant.id,
@@ -673,8 +679,8 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 	const char *id = wl_rows_str(e, 0, L_ID);
 	struct wl_events ev = {0};
 	int64_t now = wl_now_ms();
-	cJSON *data, *changed;
-	int rc, i;
+	cJSON *data, *changed = NULL;
+	int rc, i, ok;
 
 	rc = wl_sql_later(
 	    ctx->app->db, STMT_ENTRY_EDIT,
@@ -687,13 +693,13 @@ edit_write(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed,
 	if (rc != WL_OK)
 		return rc;
 	data = cJSON_CreateObject();
-	wl_json_add_str(data, "entryId", id);
-	changed = cJSON_AddArrayToObject(data, "changedFields");
-	for (i = 0; editable[i]; i++)
+	ok = wl_json_add_str(data, "entryId", id) &&
+	     (changed = cJSON_AddArrayToObject(data, "changedFields")) != NULL;
+	for (i = 0; ok && editable[i]; i++)
 		if (has(ed->body, editable[i]))
-			cJSON_AddItemToArray(changed,
-					     cJSON_CreateString(editable[i]));
-	wl_events_add(&ev, WL_EV_ENTRY_UPDATED, data);
+			ok = cJSON_AddItemToArray(
+			    changed, cJSON_CreateString(editable[i]));
+	wl_events_add(&ev, WL_EV_ENTRY_UPDATED, ok ? data : wl_json_drop(data));
 	if ((rc = wl_entry_reply(ctx, id, 200)) != WL_OK) {
 		wl_events_clear(&ev);
 		return rc;

@@ -103,6 +103,7 @@ int wl_json_get_object(const cJSON *, const char *, const cJSON **);
 int wl_json_get_array(const cJSON *, const char *, const cJSON **);
 /* Add helpers that tolerate allocation failure at the root's free. */
 cJSON *wl_json_add_str(cJSON *, const char *, const char *); /* NULL: null */
+cJSON *wl_json_drop(cJSON *); /* deletes it; NULL */
 cJSON *wl_json_int(long long);
 cJSON *wl_json_add_int(cJSON *, const char *, long long);
 cJSON *wl_json_add_bool(cJSON *, const char *, int);
@@ -705,6 +706,7 @@ struct wl_events {
 	size_t n;
 	enum wl_event_type type[WL_EVENTS_MAX];
 	cJSON *data[WL_EVENTS_MAX];
+	int err; /* an event that could not be added: the write fails */
 };
 
 int wl_events_add(struct wl_events *, enum wl_event_type, cJSON *data);

@@ -101,6 +101,15 @@ wl_json_get_array(const cJSON *obj, const char *name, const cJSON **out)
  * they return NULL and the caller's eventual check of the printed root
  * catches it.  A NULL string becomes JSON null.
  */
+/* Delete o, and return NULL: what an object missing a member that could
+ * not be added (out of memory) is worth. */
+cJSON *
+wl_json_drop(cJSON *o)
+{
+	cJSON_Delete(o);
+	return NULL;
+}
+
 cJSON *
 wl_json_add_str(cJSON *obj, const char *name, const char *s)
 {

@@ -36,13 +36,16 @@ const char *const wl_event_type_names[WL_EV__MAX] = {
     [WL_EV_BOOKING_CANCELLED] = "booking.cancelled",
 };
 
-/* Add an event of type with data (consumed) to the batch. */
+/* Add an event of type with data (consumed; NULL: it could not be made)
+ * to the batch.  An event that cannot be added fails the batch's
+ * wl_outbox_write(), and with it the change. */
 int
 wl_events_add(struct wl_events *b, enum wl_event_type type, cJSON *data)
 {
 	if (b->n == WL_EVENTS_MAX || data == NULL) {
 		cJSON_Delete(data);
-		return WL_ERR_LIMIT;
+		b->err = data ? WL_ERR_LIMIT : WL_ERR_NOMEM;
+		return b->err;
 	}
 	b->type[b->n] = type;
 	b->data[b->n] = data;
@@ -75,19 +78,23 @@ event_text(const char *id, enum wl_event_type type, const char *tenant,
 	cJSON *h = cJSON_CreateObject(), *t = cJSON_CreateObject();
 	size_t n;
 	char *p;
+	/* (Each add is NULL when out of memory.) */
+	int ok = wl_json_add_str(h, "id", id) &&
+		 wl_json_add_str(h, "type", wl_event_type_names[type]) &&
+		 wl_json_add_str(h, "schemaVersion", "1") &&
+		 wl_json_add_ts(t, "occurredAt", now) &&
+		 wl_json_add_str(t, "tenantId", tenant) &&
+		 wl_json_add_str(t, "businessId", business) &&
+		 wl_json_add_str(t, "queueId", queue) &&
+		 wl_json_add_str(t, "resourceId", resource) &&
+		 wl_json_add_int(t, "resourceVersion", version);
 
-	wl_json_add_str(h, "id", id);
-	wl_json_add_str(h, "type", wl_event_type_names[type]);
-	wl_json_add_str(h, "schemaVersion", "1");
-	wl_json_add_ts(t, "occurredAt", now);
-	wl_json_add_str(t, "tenantId", tenant);
-	wl_json_add_str(t, "businessId", business);
-	wl_json_add_str(t, "queueId", queue);
-	wl_json_add_str(t, "resourceId", resource);
-	wl_json_add_int(t, "resourceVersion", version);
-	cJSON_AddItemToObject(t, "data", data);
-	*head = cJSON_PrintUnformatted(h);
-	*tail = cJSON_PrintUnformatted(t);
+	if (!ok || !cJSON_AddItemToObject(t, "data", data)) {
+		cJSON_Delete(data);
+		ok = 0;
+	}
+	*head = ok ? cJSON_PrintUnformatted(h) : NULL;
+	*tail = ok ? cJSON_PrintUnformatted(t) : NULL;
 	cJSON_Delete(h);
 	cJSON_Delete(t);
 	/* {"id":...,"schemaVersion":"1"} -> {"id":...,"sequence":
@@ -119,10 +126,12 @@ wl_outbox_write(struct wl_db *db, struct wl_events *b, const char *tenant,
 {
 	char id[WL_ID_MAX], *head, *tail;
 	size_t i;
-	int rc = WL_OK;
+	int rc = b->err;
 
-	if (b->n == 0)
-		return WL_OK;
+	if (rc != WL_OK || b->n == 0) {
+		wl_events_clear(b);
+		return rc;
+	}
 	rc = wl_sql_later(
 	    db, STMT_SEQ_RESERVE,
 	    SQL_ARGS(SQL_STR(tenant), SQL_INT(b->n), SQL_INT(b->n)));

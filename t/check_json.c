@@ -38,6 +38,27 @@ accepted(const char *text)
 	return o != NULL;
 }
 
+/* An event whose data could not be made (NULL: out of memory) fails the
+ * batch's write, and with it the change, before anything is sent to the
+ * database (there is none here). */
+START_TEST(event_without_data_fails_its_batch)
+{
+	struct wl_events b = {0};
+
+	ck_assert_int_eq(wl_events_add(&b, WL_EV_ENTRY_CREATED,
+				       cJSON_CreateObject()),
+			 WL_OK);
+	ck_assert_int_eq(wl_events_add(&b, WL_EV_BOOKING_CREATED, NULL),
+			 WL_ERR_NOMEM);
+	ck_assert_uint_eq(b.n, 1);
+	ck_assert_int_eq(wl_outbox_write(NULL, &b, "ten_x", "biz_x", "que_x",
+					 "ent_x", 1, 0),
+			 WL_ERR_NOMEM);
+	ck_assert_uint_eq(b.n, 0);
+	ck_assert_int_eq(b.err, WL_OK);
+}
+END_TEST
+
 START_TEST(get_string_reports_found_absent_null_and_wrong_type)
 {
 	const char *s = "stale";
@@ -592,6 +613,7 @@ suite_json(void)
 	TCase *tp = tcase_create("parse");
 
 	tcase_add_checked_fixture(tg, setup_doc, teardown_doc);
+	tcase_add_test(tg, event_without_data_fails_its_batch);
 	tcase_add_test(tg, get_string_reports_found_absent_null_and_wrong_type);
 	tcase_add_test(tg, get_bool_reports_found_absent_null_and_wrong_type);
 	tcase_add_test(tg, get_int_reports_found_absent_null_and_wrong_type);
