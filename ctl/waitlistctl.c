@@ -283,6 +283,14 @@ main(int argc, char *argv[])
 		rc = 1;
 		goto done;
 	}
+	/* The rest work on the schema of this build's migrations (what
+	 * cannot be told is left to the command to find). */
+	if (strcmp(argv[i], "migrate") != 0 &&
+	    wl_admin_schema_current(app, err, sizeof(err)) == 0) {
+		rc = 1;
+		goto done;
+	}
+	err[0] = '\0';
 	if (strcmp(argv[i], "migrate") == 0 && argc == i + 1)
 		rc = wl_admin_migrate(app, stdout, err, sizeof(err));
 	else if (strcmp(argv[i], "seed") == 0 && argc == i + 2) {

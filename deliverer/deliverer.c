@@ -480,10 +480,14 @@ main(int argc, char *argv[])
 	/* Two connections: claims and records do not wait for each other. */
 	if ((app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL ||
 	    (rec_app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) ==
-		NULL) {
+		NULL ||
+	    wl_admin_schema_current(app, err, sizeof(err)) == 0) {
+		/* (A database down at start is waited for as ever.) */
 		fprintf(stderr, "waitlist-deliverer: %s\n", err);
 		if (app)
 			wl_app_free(app);
+		if (rec_app)
+			wl_app_free(rec_app);
 		wl_config_free(cfg);
 		return 1;
 	}

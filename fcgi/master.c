@@ -211,6 +211,21 @@ workers_can_start(const struct wl_config *c, char *err, size_t errsz)
 	return 0;
 }
 
+/* Is the database's schema as new as this build's migrations (see
+ * wl_admin_schema_current(); a database down at start is not refused)? */
+static int
+schema_current(const struct wl_config *c, char *err, size_t errsz)
+{
+	struct wl_app *app;
+	int rc;
+
+	if ((app = wl_app_new(c, 0, err, errsz)) == NULL)
+		return 0;
+	rc = wl_admin_schema_current(app, err, errsz);
+	wl_app_free(app);
+	return rc;
+}
+
 /* Can workers start with c, and does it change nothing that only a
  * restart applies?  Else the reason, in err. */
 static int
@@ -336,7 +351,8 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	wl_log_set_level(p.cfg->log_level);
-	if (workers_can_start(p.cfg, err, sizeof(err)) < 0) {
+	if (workers_can_start(p.cfg, err, sizeof(err)) < 0 ||
+	    schema_current(p.cfg, err, sizeof(err)) == 0) {
 		fprintf(stderr, "waitlist-fcgi: %s\n", err);
 		return 1;
 	}

@@ -74,19 +74,72 @@ apply_file(struct wl_app *app, const char *dir, const char *name, char *err,
 }
 
 /*
+ * The migrations of migrations_dir not yet recorded in schema_migrations,
+ * in name order (*names: free with wl_strv_free()).
+ */
+static int
+pending(struct wl_app *app, char ***names, size_t *n, char *err,
+	size_t errsz)
+{
+	const char *dir = app->cfg->migrations_dir;
+	struct wl_rows *done = NULL;
+	char **nn;
+	size_t i, r, kept = 0;
+	struct dirent *de;
+	DIR *d;
+	int rc;
+
+	*names = NULL;
+	*n = 0;
+	if ((rc = wl_sql_exec(app->db, STMT_MIGRATION_LIST, SQL_NOARGS, &done,
+			      NULL)) != WL_OK)
+		return db_fail(app, rc, err, errsz);
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(err, errsz, "%s: %s", dir, strerror(errno));
+		wl_rows_free(done);
+		return WL_ERR_IO;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!is_migration(de->d_name))
+			continue;
+		if ((nn = realloc(*names, (*n + 1) * sizeof(**names))) ==
+			NULL ||
+		    (nn[*n] = strdup(de->d_name)) == NULL) {
+			*names = nn ? nn : *names;
+			rc = WL_ERR_NOMEM;
+			break;
+		}
+		*names = nn;
+		(*n)++;
+	}
+	closedir(d);
+	if (rc == WL_OK && *n > 0)
+		qsort(*names, *n, sizeof(**names), cmp_str);
+	for (i = 0; rc == WL_OK && i < *n; i++) {
+		for (r = 0; r < done->nrows; r++)
+			if (strcmp(wl_rows_str(done, r, 0), (*names)[i]) == 0)
+				break;
+		if (r < done->nrows)
+			free((*names)[i]);
+		else
+			(*names)[kept++] = (*names)[i];
+	}
+	if (rc == WL_OK)
+		*n = kept;
+	wl_rows_free(done);
+	return rc;
+}
+
+/*
  * Apply every migrations_dir/NNN_*.sql not yet recorded in
  * schema_migrations, in name order.  Prints {"applied": [...]}.
  */
 int
 wl_admin_migrate(struct wl_app *app, FILE *out, char *err, size_t errsz)
 {
-	const char *dir = app->cfg->migrations_dir;
-	struct wl_rows *done = NULL;
-	char **names = NULL, **nn;
-	size_t n = 0, i, r;
-	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, i;
 	cJSON *root = NULL, *applied;
-	DIR *d = NULL;
 	int rc;
 
 	wl_db_unhurried(app->db);
@@ -99,50 +152,51 @@ wl_admin_migrate(struct wl_app *app, FILE *out, char *err, size_t errsz)
 		db_fail(app, rc, err, errsz);
 		goto out;
 	}
-	if ((rc = wl_sql_exec(app->db, STMT_MIGRATION_LIST, SQL_NOARGS, &done,
-			      NULL)) != WL_OK) {
-		db_fail(app, rc, err, errsz);
+	if ((rc = pending(app, &names, &n, err, errsz)) != WL_OK)
 		goto out;
-	}
-	if ((d = opendir(dir)) == NULL) {
-		snprintf(err, errsz, "%s: %s", dir, strerror(errno));
-		rc = WL_ERR_IO;
-		goto out;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (!is_migration(de->d_name))
-			continue;
-		if ((nn = realloc(names, (n + 1) * sizeof(*names))) == NULL ||
-		    (nn[n] = strdup(de->d_name)) == NULL) {
-			names = nn ? nn : names;
-			rc = WL_ERR_NOMEM;
-			goto out;
-		}
-		names = nn;
-		n++;
-	}
-	qsort(names, n, sizeof(*names), cmp_str);
 	root = cJSON_CreateObject();
 	applied = cJSON_AddArrayToObject(root, "applied");
 	for (i = 0; i < n; i++) {
-		for (r = 0; r < done->nrows; r++)
-			if (strcmp(wl_rows_str(done, r, 0), names[i]) == 0)
-				break;
-		if (r < done->nrows)
-			continue;
-		if ((rc = apply_file(app, dir, names[i], err, errsz)) != WL_OK)
+		if ((rc = apply_file(app, app->cfg->migrations_dir, names[i],
+				     err, errsz)) != WL_OK)
 			goto out;
 		cJSON_AddItemToArray(applied, cJSON_CreateString(names[i]));
 	}
 	rc = print_json(out, root);
 	root = NULL;
 out:
-	if (d)
-		closedir(d);
 	wl_strv_free(names, n);
-	wl_rows_free(done);
 	cJSON_Delete(root);
 	return rc;
+}
+
+/*
+ * Is the database's schema as new as the migrations installed with the
+ * programs?  After an upgrade, the new programs (a timer's run, a
+ * restart after a crash) must not run before `waitlistctl migrate`.
+ * 1 yes; 0 no, err names what is not applied; -1 unknown (the database
+ * is unreachable, or the migrations cannot be read), err says why.
+ */
+int
+wl_admin_schema_current(struct wl_app *app, char *err, size_t errsz)
+{
+	char **names;
+	size_t n;
+	int rc = pending(app, &names, &n, err, errsz);
+
+	if (rc == WL_OK && n > 0)
+		snprintf(err, errsz,
+			 "%zu migration%s of %s not applied (%s%s): run "
+			 "waitlistctl migrate",
+			 n, n == 1 ? "" : "s", app->cfg->migrations_dir,
+			 names[0], n == 1 ? "" : ", ...");
+	wl_strv_free(names, n);
+	if (rc == WL_ERR_DB && wl_db_errno(app->db) == 1146 /* ER_NO_SUCH_TABLE */) {
+		snprintf(err, errsz, "the database has no schema: run "
+				     "waitlistctl migrate");
+		return 0;
+	}
+	return rc != WL_OK ? -1 : n == 0;
 }
 
 static int

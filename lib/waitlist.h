@@ -249,6 +249,8 @@ WL_EXPORT int64_t wl_clock_ms(void);
 WL_EXPORT int64_t wl_mono_ms(void);
 
 /* Administration, used by waitlistctl.  Each prints JSON on out. */
+WL_EXPORT int wl_admin_schema_current(struct wl_app *, char *err,
+				      size_t errsz);
 WL_EXPORT int wl_admin_migrate(struct wl_app *, FILE *out, char *err,
 			       size_t errsz);
 WL_EXPORT int wl_admin_seed(struct wl_app *, const char *fixture_json,
