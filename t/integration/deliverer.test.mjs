@@ -14,8 +14,8 @@ import {
   alive, ctl, sleep, sql, stack, uniq,
 } from './lib.mjs';
 import {
-  attemptLines, delivererPid, dropSubs, eventIdsOfTenant, listDeliveries, mustCreateSub,
-  newTenant, startReceiver, waitUntil, walkIn,
+  attemptLines, contractProblems, delivererPid, dropSubs, eventIdsOfTenant, listDeliveries,
+  mustCreateSub, newTenant, startReceiver, waitUntil, walkIn,
 } from './util-webhooks.mjs';
 
 const VAR = process.env.WL_VAR;
@@ -521,6 +521,7 @@ describe('deliverer process', () => {
         assert.equal(d.status, 'failed', d.eventId);
         assert.equal(d.attemptCount, 0, d.eventId);
         assert.deepEqual(d.attempts, [], d.eventId);
+        assert.equal(d.lastAttemptAt, null, d.eventId);
       }
     } finally {
       ensureDeliverer();
@@ -604,4 +605,9 @@ describe('deliverer process', () => {
       assert.equal(counts.get(r.headers['webhook-id']), 1, `${r.headers['webhook-id']} was sent again`);
     }
   });
+});
+
+// Last: the answers gathered above, against openapi.json.
+test('every webhook answer and delivered body matched openapi.json', () => {
+  assert.deepEqual(contractProblems, []);
 });

@@ -839,7 +839,10 @@ test('concurrent departures and arrivals in one line leave every position right'
   ]);
   for (const r of second) assert.equal(r.status, 200, r.text);
   const list = await api('GET', '/waitlist/entries?limit=100', { key: T.key });
+  assert.equal(list.status, 200, list.text);
   const active = list.json.entries.filter((e) => ['waiting', 'ready', 'confirmed'].includes(e.status));
+  // 12 in the line, 4 gone as no-shows, the returns back among them.
+  assert.equal(active.length, 12 - 4 + inService.length, list.text);
   for (const e of active) {
     assert.equal((await getEntry(T.key, e.id)).position, e.position, `GET and list agree on ${e.id}`);
   }

@@ -370,13 +370,15 @@ describe('subscription API', () => {
     const t = newTenant({ zapier: true });
     const port = rx.port;
     const refused = [
-      'https://example.com/hook', // not in allowed_hosts
-      'http://10.0.0.5/x', // private, not insecure-allowed
-      `http://user:pw@127.0.0.1:${port}/hook/creds`, // credentials
-      `ftp://127.0.0.1:${port}/hook/ftp`, // not http(s)
+      ['https://example.com/hook', /example\.com is not an allowed webhook/], // not in allowed_hosts
+      ['http://10.0.0.5/x', /10\.0\.0\.5 is not an allowed webhook/], // not in allowed_hosts either
+      [`http://user:pw@127.0.0.1:${port}/hook/creds`, /./], // credentials
+      [`ftp://127.0.0.1:${port}/hook/ftp`, /./], // not http(s)
     ];
-    for (const url of refused) {
-      assertError(await createSub(t.k1, { url, eventTypes: [CREATED] }), 400, 'destination_not_allowed');
+    for (const [url, why] of refused) {
+      const res = await createSub(t.k1, { url, eventTypes: [CREATED] });
+      assertError(res, 400, 'destination_not_allowed');
+      assert.match(res.json.error, why, url);
     }
     assertError(await createSub(t.k1, { url: 'not a url', eventTypes: [CREATED] }), 400);
     // A Zapier connection may only use Zapier's callback hosts.
@@ -684,6 +686,7 @@ describe('delivery', () => {
     const d = await waitDelivery(t.k1, s.id, (x) => x.attemptCount >= 2, 'two failed attempts', 20000);
     assert.equal(d.status, 'pending');
     assert.match(d.nextAttemptAt, TS_RE);
+    assert.equal(d.attempts.length, d.attemptCount, 'an attempt without its record');
     for (const a of d.attempts) {
       assert.equal(a.responseStatus, null);
       assert.equal(a.errorClass, 'network');
@@ -1098,7 +1101,13 @@ describe('loss of access pauses delivery', () => {
     const [skipped] = await listDeliveries(t.k1, s.id);
     assert.equal(skipped.status, 'failed');
     assert.equal(skipped.attemptCount, 1);
+    // Paused, the retry is refused whatever the delivery; resumed, for
+    // what it is: given up with the pause.
     assertError(await post(t.k1, `/webhooks/deliveries/${skipped.id}/retry`), 400, 'invalid_request');
+    assert.equal((await post(t.k1, `/webhooks/subscriptions/${s.id}/resume`)).status, 200);
+    const retry = await post(t.k1, `/webhooks/deliveries/${skipped.id}/retry`);
+    assertError(retry, 400, 'invalid_request');
+    assert.match(retry.json.error, /given up when its subscription was paused/);
     await sleep(1500);
     assert.equal(rx.at(url).length, 1, 'a retry of the paused period went out');
   });
