@@ -487,7 +487,7 @@ START_TEST(parse_object_refuses_invalid_utf8)
 	ck_assert_int_eq(accepted("{\"a\":\"\xc0\xaf\"}"), 0);
 	ck_assert_int_eq(accepted("{\"\xed\xa0\x80\":1}"), 0);
 	ck_assert_int_eq(accepted("{\"a\":\"\xff\"}"), 0);
-	ck_assert_int_eq(wl_json_parse_object("{\"a\":\"\0\"}", 8) == NULL, 1);
+	ck_assert_int_eq(wl_json_parse_object("{\"a\":\"\0\"}", 9) == NULL, 1);
 }
 END_TEST
 

@@ -36,9 +36,12 @@ find1() {
 	[ "$(printf '%s' "$hits" | grep -c .)" -eq 1 ] || { fail "installed $1: ${hits:-none}"; return 1; }
 	printf '%s\n' "$hits"
 }
+# (In $(...) find1 runs in a subshell: its failure is counted here.)
 for f in /sbin/waitlist-fcgi /sbin/waitlist-deliverer /bin/waitlistctl; do
 	if p=$(find1 "$f"); then
 		[ -x "$p" ] || fail "$p is not executable"
+	else
+		fails=$((fails + 1))
 	fi
 done
 find1 /lib/libwaitlist.so.0 >/dev/null || true
@@ -48,6 +51,8 @@ for m in "$OPS_REPO"/migrations/*.sql; do
 done
 if p=$(find1 /share/waitlist/openapi.json); then
 	cmp -s "$p" "$OPS_REPO/openapi.json" || fail "the installed openapi.json differs from the tree's"
+else
+	fails=$((fails + 1))
 fi
 examples=(nginx/waitlist.conf apache/waitlist.conf waitlist.conf.example
 	systemd/waitlist-fcgi.service systemd/waitlist-deliverer.service
@@ -62,7 +67,8 @@ if grep -rl '@[a-z]*dir@' "$dest" >"$tmp/unsub"; then
 fi
 
 # The units, with each Exec path checked and moved under DESTDIR.
-unitdir=$(dirname "$(find1 /share/waitlist/examples/systemd/waitlist-fcgi.service)")
+unit=$(find1 /share/waitlist/examples/systemd/waitlist-fcgi.service) || fails=$((fails + 1))
+unitdir=$(dirname "$unit")
 mkdir -p "$tmp/units"
 for unit in "$unitdir"/*.service "$unitdir"/*.timer; do
 	while read -r path; do
