@@ -27,11 +27,11 @@
 /* Columns of STMT_CLAIMED (retries). */
 enum { C_ID, C_SEQ, C_EVENT, C_COUNT, C_MANUAL, C_ATTEMPTS, C_CREATED,
        C_SUB, C_URL, C_STATUS, C_SECRET, C_PREV, C_PREV_UNTIL, C_UPDATED,
-       C_HIGH_WATER, C_KEY, C_REVOKED, C_EXPIRES, C_ITYPE, C_BODY, C_TENANT };
+       C_RESUMES, C_KEY, C_REVOKED, C_EXPIRES, C_ITYPE, C_BODY, C_TENANT };
 /* Columns of STMT_FANOUT_SUBS and STMT_RANGE_SUB (RANGE_SUB_COLS). */
 enum { S_ID, S_TENANT_ID, S_FANOUT, S_TYPES, S_BUSINESSES, S_QUEUES,
        S_HIGH_WATER, S_STATUS, S_URL, S_SECRET, S_PREV, S_PREV_UNTIL,
-       S_UPDATED, S_KEY, S_REVOKED, S_EXPIRES, S_ITYPE, S_TENANT };
+       S_UPDATED, S_RESUMES, S_KEY, S_REVOKED, S_EXPIRES, S_ITYPE, S_TENANT };
 /* Columns of STMT_FANOUT_EVENTS and STMT_RANGE_LEFT. */
 enum { E_SEQ, E_ID, E_TYPE, E_BUSINESS, E_QUEUE, E_BODY };
 
@@ -336,7 +336,7 @@ claim_retries(struct claim *c)
 		s->attempt_count = (int)wl_rows_int(rows, r, C_COUNT);
 		s->manual = (int)wl_rows_int(rows, r, C_MANUAL);
 		s->created_at = wl_rows_int(rows, r, C_CREATED);
-		s->high_water = wl_rows_int(rows, r, C_HIGH_WATER);
+		s->resumes = wl_rows_int(rows, r, C_RESUMES);
 		opened = keys_open(app, rows, r, &retry_cols, c->now,
 				   &keys) == 0;
 		signed_ok = s->attempts != NULL &&
@@ -379,7 +379,7 @@ range_send(struct claim *c, const struct wl_rows *subs, size_t r,
 	s->event_seq = wl_rows_int(events, i, E_SEQ);
 	s->range_first = first;
 	s->created_at = c->now;
-	s->high_water = wl_rows_int(subs, r, S_HIGH_WATER);
+	s->resumes = wl_rows_int(subs, r, S_RESUMES);
 	if (dest) {
 		memcpy(s->host, dest->host, sizeof(s->host));
 		s->insecure_ok = dest->insecure_ok;

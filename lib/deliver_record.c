@@ -429,8 +429,8 @@ record_firsts(struct wl_db *db, const struct record *b)
  * batch settles; a record whose lease or range is no longer ours is
  * left as it is, or not created.
  * The 410s come last, so that the pending deliveries they fail stay
- * failed whatever else the batch holds.  A 410 to an attempt older than
- * the subscription's last change (a resume) disables nothing. */
+ * failed whatever else the batch holds.  A 410 to an attempt read before
+ * the subscription's last resume disables nothing. */
 static int
 record_txn(struct wl_db *db, void *arg)
 {
@@ -462,7 +462,7 @@ record_txn(struct wl_db *db, void *arg)
 			continue;
 		rc = wl_sql_later(db, STMT_SUB_DISABLE,
 				  SQL_ARGS(SQL_INT(b->now), SQL_STR(sub),
-					   SQL_INT(b->v[i].s->high_water)));
+					   SQL_INT(b->v[i].s->resumes)));
 		if (rc == WL_OK)
 			rc = wl_sql_later(
 			    db, STMT_DELIVERY_FAIL_DISABLED,

@@ -144,7 +144,8 @@
 	"s.id, s.tenant_id, s.fanout_seq, s.event_types, s.business_ids, " \
 	"s.queue_ids, s.high_water_seq, s.status, s.url, s.secret_enc, "   \
 	"s.previous_secret_enc, s.previous_secret_until, s.updated_at, "   \
-	"k.id, k.revoked_at, k.expires_at, k.integration_type, " TENANT_COLS
+	"s.resumes, k.id, k.revoked_at, k.expires_at, k.integration_type, " \
+	TENANT_COLS
 #define RANGE_SUB_JOINS                                                   \
 	"LEFT JOIN api_keys k ON k.id = s.key_id JOIN tenants t ON t.id = " \
 	"s.tenant_id"
@@ -475,8 +476,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
      * deliveries and the events not yet fanned out stay its own). */
     [STMT_SUB_RESUME] =
 	"UPDATE webhook_subscriptions SET status = 'active', status_reason "
-	"= NULL, key_id = ?, high_water_seq = ?, fanout_seq = ?, updated_at "
-	"= ? WHERE id = ? AND status <> 'active'",
+	"= NULL, key_id = ?, high_water_seq = ?, fanout_seq = ?, resumes = "
+	"resumes + 1, updated_at = ? WHERE id = ? AND status <> 'active'",
     [STMT_SUB_REBIND] =
 	"UPDATE webhook_subscriptions SET key_id = ?, updated_at = ? WHERE id "
 	"= ? AND status = 'active'",
@@ -568,7 +569,7 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"SELECT STRAIGHT_JOIN d.id, d.event_seq, d.event_id, d.attempt_count, "
 	"d.manual_retry, d.attempts, d.created_at, d.subscription_id, s.url, "
 	"s.status, s.secret_enc, s.previous_secret_enc, "
-	"s.previous_secret_until, s.updated_at, s.high_water_seq, k.id, "
+	"s.previous_secret_until, s.updated_at, s.resumes, k.id, "
 	"k.revoked_at, "
 	"k.expires_at, k.integration_type, e.body, " TENANT_COLS
 	" FROM deliveries d FORCE INDEX (deliveries_lease) LEFT JOIN "
@@ -619,13 +620,13 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"UPDATE deliveries SET status = 'failed', skipped = ?, lease_owner = "
 	"NULL, lease_until = 0, updated_at = ? WHERE id = ? AND lease_owner = "
 	"?",
-    /* A 410 to an attempt made since the subscription's last resume, which
-     * moves its high_water_seq (an attempt in flight at a resume answers
-     * for the endpoint before it). */
+    /* A 410 to an attempt read since the subscription's last resume (its
+     * count of resumes as read): an attempt in flight at a resume answers
+     * for the endpoint before it. */
     [STMT_SUB_DISABLE] =
 	"UPDATE webhook_subscriptions SET status = 'disabled', status_reason "
 	"= 'endpoint_gone', updated_at = ? WHERE id = ? AND status = 'active' "
-	"AND high_water_seq = ?",
+	"AND resumes = ?",
     /* The pending deliveries of a subscription disabled: skipped. */
     [STMT_DELIVERY_FAIL_DISABLED] =
 	"UPDATE deliveries d JOIN webhook_subscriptions s ON s.id = "

@@ -183,7 +183,7 @@ struct wl_send {
 	int attempt_count;
 	int manual;
 	int64_t created_at;
-	int64_t high_water;	/* the subscription's high_water_seq as read */
+	int64_t resumes;	/* its subscription's count of resumes, as read */
 	/* A first attempt, whose record does not exist yet: the range it
 	 * was leased in (0: a retry of a recorded delivery), its event. */
 	int64_t range_first;

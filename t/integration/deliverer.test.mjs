@@ -334,7 +334,7 @@ describe('deliverer process', () => {
         ('${old.id}', ${first}, ${last}, 'lse_gone', ${now - 1000})`, { tellWorkers: false });
       // The middle event was recorded before the deliverer died.
       sql(`INSERT INTO deliveries (id, tenant_id, subscription_id, event_seq, event_id, event_type, status, attempt_count, next_attempt_at, last_attempt_at, attempts, created_at, updated_at)
-        SELECT '${uniq('dlv_done')}', tenant_id, '${sub.id}', seq, id, type, 'succeeded', 1, ${now}, ${now}, '[]', ${now}, ${now}
+        SELECT '${uniq('dlv_done').replace(/[^0-9A-Za-z_]/g, '')}', tenant_id, '${sub.id}', seq, id, type, 'succeeded', 1, ${now}, ${now}, '[]', ${now}, ${now}
         FROM events WHERE tenant_id = '${ten.t1}' AND seq = ${first + 1}`, { tellWorkers: false });
       ensureDeliverer();
       await rx.waitFor(url, 2, 15000);

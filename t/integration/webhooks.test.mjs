@@ -776,6 +776,37 @@ describe('delivery', () => {
     assert.ok(sent <= 16, `${sent} of 40 events sent to an endpoint that answered 410 to the first ones`);
   });
 
+  test('a 410 to an attempt made before a resume disables nothing, even with no event since the last resume', async () => {
+    // Two deliveries fail (400), then a third event's 410 disables the
+    // subscription, which is resumed.  The two are retried by hand: the
+    // first is answered 410 4 s later, the second at once, which disables
+    // the subscription again.  It is resumed before the first's 410 comes
+    // back, with no event since the last resume: only the count of resumes
+    // tells that answer from one to an attempt made since.
+    const t = newTenant();
+    const url = rx.url(uniq('gone-retried'));
+    rx.plan(url, { status: 400 }, { status: 400 }, { status: 410 }, { status: 410, delayMs: 4000 }, { status: 410 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await walkIn(t.k1, t.q1);
+    await walkIn(t.k1, t.q1);
+    await waitUntil(async () => (await listDeliveries(t.k1, s.id)).filter((d) => d.status === 'failed').length === 2,
+      15000, 'both deliveries to fail');
+    const [d1, d2] = await listDeliveries(t.k1, s.id);
+    await walkIn(t.k1, t.q1);
+    await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+    assert.equal((await post(t.k1, `/webhooks/subscriptions/${s.id}/resume`)).status, 200);
+    assert.equal((await post(t.k1, `/webhooks/deliveries/${d1.id}/retry`)).status, 202);
+    await rx.waitFor(url, 4, 10000);
+    assert.equal((await post(t.k1, `/webhooks/deliveries/${d2.id}/retry`)).status, 202);
+    await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+    const res = await post(t.k1, `/webhooks/subscriptions/${s.id}/resume`);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(rx.at(url)[3].answeredAt, null, 'the first 410 came back before the resume');
+    await waitUntil(() => attemptLines(s.id, '"httpStatus":410').length === 3, 15000, 'the late 410 to be settled');
+    const got = await getSub(t.k1, s.id);
+    assert.equal(got.status, 'active', `disabled again by a 410 from before the resume (${got.statusReason})`);
+  });
+
   test('a 410 disables the subscription though its secret was rotated while the attempt was in flight', async () => {
     // Only a resume makes an answer in flight one from before: any other
     // change of the subscription leaves the 410 the endpoint's word.
