@@ -198,31 +198,22 @@ reap(struct pool *p)
 }
 
 /* Can workers start with c (what they need is there)?  Checked once by
- * the master rather than found out by every worker.  Else the reason, in
- * err. */
+ * the master rather than found out by every worker.  At start (schema),
+ * the database's schema must be as new as the migrations installed, too
+ * (see wl_admin_schema_current(): a database down is not refused).  Else
+ * the reason, in err. */
 static int
-workers_can_start(const struct wl_config *c, char *err, size_t errsz)
+workers_can_start(const struct wl_config *c, int schema, char *err,
+		  size_t errsz)
 {
 	struct wl_app *probe;
+	int rc = 0;
 
 	if ((probe = wl_app_new(c, WL_APP_SERVE, err, errsz)) == NULL)
 		return -1;
+	if (schema && wl_admin_schema_current(probe, err, errsz) == 0)
+		rc = -1;
 	wl_app_free(probe);
-	return 0;
-}
-
-/* Is the database's schema as new as this build's migrations (see
- * wl_admin_schema_current(); a database down at start is not refused)? */
-static int
-schema_current(const struct wl_config *c, char *err, size_t errsz)
-{
-	struct wl_app *app;
-	int rc;
-
-	if ((app = wl_app_new(c, 0, err, errsz)) == NULL)
-		return 0;
-	rc = wl_admin_schema_current(app, err, errsz);
-	wl_app_free(app);
 	return rc;
 }
 
@@ -238,7 +229,7 @@ reloadable(const struct pool *p, const struct wl_config *c, char *err,
 				     "ratelimit_slots take a restart");
 		return -1;
 	}
-	return workers_can_start(c, err, errsz);
+	return workers_can_start(c, 0, err, errsz);
 }
 
 static int
@@ -351,8 +342,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	wl_log_set_level(p.cfg->log_level);
-	if (workers_can_start(p.cfg, err, sizeof(err)) < 0 ||
-	    schema_current(p.cfg, err, sizeof(err)) == 0) {
+	if (workers_can_start(p.cfg, 1, err, sizeof(err)) < 0) {
 		fprintf(stderr, "waitlist-fcgi: %s\n", err);
 		return 1;
 	}

@@ -175,7 +175,7 @@ out:
  * programs?  After an upgrade, the new programs (a timer's run, a
  * restart after a crash) must not run before `waitlistctl migrate`.
  * 1 yes; 0 no, err names what is not applied; -1 unknown (the database
- * is unreachable, or the migrations cannot be read), err says why.
+ * is unreachable, or the migrations cannot be read), which is logged.
  */
 int
 wl_admin_schema_current(struct wl_app *app, char *err, size_t errsz)
@@ -196,7 +196,11 @@ wl_admin_schema_current(struct wl_app *app, char *err, size_t errsz)
 				     "waitlistctl migrate");
 		return 0;
 	}
-	return rc != WL_OK ? -1 : n == 0;
+	if (rc != WL_OK) {
+		wl_log_error(WL_LOG_WARN, "schema not checked", err);
+		return -1;
+	}
+	return n == 0;
 }
 
 static int

@@ -21,6 +21,14 @@ wl_die() {
 	exit 1
 }
 
+# The test suites: node --test's options and the OpenAPI linter need
+# Node.js 20.19 or later (Debian 12's own nodejs is 18).
+wl_need_node() {
+	node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+		process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+		wl_die "the test suites need Node.js 20.19 or later (this is $(node --version))"
+}
+
 # wl_free_port FROM TO [TAKEN]: a TCP port in [FROM, TO) that nothing
 # listens on at 127.0.0.1 and that the space-separated list TAKEN does not
 # hold.  TO comes down to the start of the ephemeral range: a port there

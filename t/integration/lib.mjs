@@ -4,7 +4,7 @@
 //   WL_VAR       the stack directory (MariaDB socket, logs, config)
 //   WL_REPO      the repository root
 //   WL_CTL       the waitlistctl command line, with --config
-// Node 18+; api() checks every answer against openapi.json through
+// Node 20.19+; api() checks every answer against openapi.json through
 // ../contract.mjs (npm dev dependencies in t/package.json).
 
 import assert from 'node:assert/strict';
