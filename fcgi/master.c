@@ -194,6 +194,11 @@ reap(struct pool *p)
 					       "\"msg\":\"worker died\","
 					       "\"worker\":%d,\"signal\":%d",
 					       (int)pid, WTERMSIG(st));
+				else if (WEXITSTATUS(st) != 0)
+					wl_log(WL_LOG_WARN,
+					       "\"msg\":\"worker failed\","
+					       "\"worker\":%d,\"status\":%d",
+					       (int)pid, WEXITSTATUS(st));
 			}
 }
 

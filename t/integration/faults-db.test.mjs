@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BASE, api, fixture, seed, sleep, sql, stack, uniq } from './lib.mjs';
 import { HIGH_LIMITS, assertError } from './util-entries.mjs';
-import { entriesByReference, eventRows, stackAsync, untilAcknowledged, waitFor } from './util-faults.mjs';
+import {
+  entriesByReference, eventRows, fcgiLogMark, masterPid, stackAsync, untilAcknowledged, waitFor,
+  workersLostSince,
+} from './util-faults.mjs';
 
 const WRITERS = 8;
 
@@ -33,6 +36,8 @@ test('MariaDB stopped under load: 503 meanwhile, recovery after, nothing acknowl
       acked.set(ref, res.json.entry.id);
     }
   };
+  const master = masterPid();
+  const mark = fcgiLogMark();
   const writers = Array.from({ length: WRITERS }, writer);
   let uncertain = [];
   try {
@@ -80,9 +85,14 @@ test('MariaDB stopped under load: 503 meanwhile, recovery after, nothing acknowl
   for (const r of down) {
     assert.equal(r.status, 503, `while down: ${r.status} ${r.text}`);
     assert.equal(r.json?.code, 'unavailable', r.text);
+    // The service's own, not nginx's for a worker gone.
+    assert.equal(r.json.error, 'the service is temporarily unavailable; retry later', r.text);
     assert.equal(r.headers.get('x-request-id'), r.json.requestId);
   }
   assert.equal((await api('GET', '/health')).status, 200);
+  // Without a restart of anything else: the same master, no worker lost.
+  assert.equal(masterPid(), master);
+  assert.deepEqual(workersLostSince(mark), []);
 
   // The abandoned writes, retried with their keys: each one exactly once.
   for (const ref of uncertain) {

@@ -3,7 +3,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, ORIGIN } from './lib.mjs';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { api, ORIGIN, sleep } from './lib.mjs';
 
 // Every error is {"error", "code", "requestId"} and the header matches.
 function assertError(res, status, code) {
@@ -33,12 +35,20 @@ test('a path outside the API is a JSON 404', async () => {
   assertError(await api('GET', `${ORIGIN}/other`), 404, 'not_found');
 });
 
+// Did a worker log the request (every request it answers is a line)?
+async function workerLogged(requestId) {
+  await sleep(200);
+  return readFileSync(join(process.env.WL_VAR, 'log', 'fcgi.log'), 'utf8').includes(`"requestId":"${requestId}"`);
+}
+
 test('a body over 1 MiB is refused by nginx as payload_too_large', async () => {
   const res = await api('POST', '/me', { rawBody: Buffer.alloc(2 * 1024 * 1024, 'a') });
   assertError(res, 400, 'payload_too_large');
+  assert.equal(await workerLogged(res.json.requestId), false, 'a worker answered it, not nginx');
 });
 
 test('a body over 64 KiB is refused by the service as payload_too_large', async () => {
   const res = await api('POST', '/me', { rawBody: JSON.stringify({ pad: 'a'.repeat(100 * 1024) }) });
   assertError(res, 400, 'payload_too_large');
+  assert.equal(await workerLogged(res.json.requestId), true, 'no worker answered it');
 });

@@ -14,7 +14,9 @@ import { test } from 'node:test';
 import {
   alive, api, fixture, seed, sleep, sql, stack, uniq,
 } from './lib.mjs';
-import { configuredWorkers, masterPid, waitFor, workers } from './util-faults.mjs';
+import {
+  configuredWorkers, fcgiLogMark, masterPid, waitFor, workers, workersLostSince,
+} from './util-faults.mjs';
 import { assertError, assertOk } from './util-foundation.mjs';
 
 const VAR = process.env.WL_VAR;
@@ -38,9 +40,11 @@ async function recovered(key, ms, n = 5) {
 }
 
 // A 503 from the worker or nginx: JSON error, code unavailable.
+// The service's own 503 (a worker answered), not nginx's for a worker gone.
 function assertUnavailable(res, what) {
   try {
     assertError(res, 503, 'unavailable');
+    assert.match(res.json.error, /^(the service is temporarily unavailable; retry later|the database is not answering)$/);
   } catch (e) {
     e.message = `${what}: ${e.message}`;
     throw e;
@@ -274,6 +278,8 @@ test('while MariaDB is down every route answers a JSON 503; it recovers by itsel
   assertOk(await api('GET', '/me', { key: refs.k1 }));
   const idem = uniq('outage');
   const body = { queueId: refs.q1, fullName: 'Retry Later', partySize: 1 };
+  const master = masterPid();
+  const mark = fcgiLogMark();
   try {
     stack('db-stop');
     for (let round = 0; round < 2; round++) {
@@ -310,6 +316,9 @@ test('while MariaDB is down every route answers a JSON 503; it recovers by itsel
   assert.equal(retry.json.entry.fullName, 'Retry Later');
   assert.equal(sql(`SELECT COUNT(*) FROM entries WHERE tenant_id = '${refs.t1}'`)[0][0], '1');
   if (delivererBefore !== null) assert.ok(alive(delivererBefore), 'the deliverer died with the database');
+  // By itself: the same master throughout, and no worker lost.
+  assert.equal(masterPid(), master);
+  assert.deepEqual(workersLostSince(mark), []);
 });
 
 test('a MariaDB restart under load gives only 200s and JSON 503s, then 200s again', async () => {

@@ -80,6 +80,18 @@ export async function waitFor(what, ms, fn) {
 }
 
 // The full complement of workers, all alive; returns their pids.
+// A mark in the master's log; workersLostSince(mark) then lists the lines
+// of every worker that died or failed after it.  (A worker that served its
+// max_requests and was replaced is not lost: it is no line.)
+export function fcgiLogMark() {
+  return readFileSync(join(process.env.WL_VAR, 'log', 'fcgi.log')).length;
+}
+
+export function workersLostSince(mark) {
+  return readFileSync(join(process.env.WL_VAR, 'log', 'fcgi.log')).subarray(mark).toString('utf8')
+    .split('\n').filter((l) => l.includes('"msg":"worker died"') || l.includes('"msg":"worker failed"'));
+}
+
 export function fullPool(master = masterPid()) {
   const n = configuredWorkers();
   return waitFor(`${n} workers under master ${master}`, 10000, () => {
@@ -136,8 +148,12 @@ export async function untilAcknowledged(method, path, {
   const seen = [];
   const deadline = Date.now() + ms;
   for (;;) {
-    const res = await api(method, path, { key, body, idempotencyKey })
-      .catch((e) => ({ status: 0, text: String(e), json: null, headers: new Headers() }));
+    // The connection failing outright is transient (status 0); an answer
+    // that breaks the contract, or one not valid UTF-8, throws on.
+    const res = await api(method, path, { key, body, idempotencyKey }).catch((e) => {
+      if (e?.message !== 'fetch failed') throw e;
+      return { status: 0, text: String(e), json: null, headers: new Headers() };
+    });
     seen.push(res.status);
     if (observe) observe(res);
     if (res.status >= 200 && res.status < 300) return { res, attempts: seen.length, seen };

@@ -200,6 +200,8 @@ if [ "$(created_at "$dev")" = "$pinned" ]; then
 	none) fail "POST /waitlist/entries through the site failed" ;;
 	"$pinned") fail "the site passed X-Test-Now to the service" ;;
 	esac
+elif [ "${WL_TEST_CLOCK:-0}" = 1 ]; then
+	fail "the test stack did not honour X-Test-Now"
 else
 	echo "nginx-prod: the stack does not honour X-Test-Now; that check is skipped"
 fi
