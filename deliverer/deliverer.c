@@ -54,9 +54,10 @@ struct waiting {
 };
 
 /* A subscription whose endpoint answered 410, for GONE_MS after the
- * last (see gone_add()). */
+ * last (see gone_add()), as it was before a resume (its count). */
 struct gone {
 	char subscription_id[48];
+	int64_t resumes;
 	int64_t until; /* monotonic ms */
 };
 
@@ -146,21 +147,24 @@ pace_roll(struct loop *l, int64_t now)
 }
 
 /*
- * The endpoint of subscription sub answered 410: nothing more is sent to
+ * The endpoint of s's subscription answered 410: nothing more is sent to
  * it from here.  The recorder disables the subscription, after which no
  * claim includes it; the claims made before, waiting here or not yet
  * taken, go back unsent (start_waiting()), and their ranges are then
  * dropped (those of events after a resume meanwhile are sent later).
- * Other deliverers stop once the disabling commits.  The list runs
- * oldest first; a full one forgets its oldest.
+ * Claims read after a resume (a 410 from before it disables nothing) are
+ * not held back.  Other deliverers stop once the disabling commits.  The
+ * list runs oldest first; a full one forgets its oldest.
  */
 static void
-gone_add(struct loop *l, const char *sub, int64_t now)
+gone_add(struct loop *l, const struct wl_send *s, int64_t now)
 {
+	const char *sub = s->subscription_id;
 	size_t i;
 
 	for (i = 0; i < l->ngone; i++)
-		if (strcmp(l->gone[i].subscription_id, sub) == 0)
+		if (strcmp(l->gone[i].subscription_id, sub) == 0 &&
+		    l->gone[i].resumes == s->resumes)
 			break;
 	if (i == l->ngone && l->ngone == GONE_MAX)
 		i = 0;
@@ -170,18 +174,22 @@ gone_add(struct loop *l, const char *sub, int64_t now)
 	i = l->ngone++;
 	snprintf(l->gone[i].subscription_id,
 		 sizeof(l->gone[i].subscription_id), "%s", sub);
+	l->gone[i].resumes = s->resumes;
 	l->gone[i].until = now + GONE_MS;
 }
 
+/* Is s for an endpoint gone, as its subscription was when s was read? */
 static int
-gone_has(struct loop *l, const char *sub, int64_t now)
+gone_has(struct loop *l, const struct wl_send *s, int64_t now)
 {
 	size_t i;
 
 	while (l->ngone > 0 && l->gone[0].until < now)
 		memmove(l->gone, l->gone + 1, --l->ngone * sizeof(*l->gone));
 	for (i = 0; i < l->ngone; i++)
-		if (strcmp(l->gone[i].subscription_id, sub) == 0)
+		if (strcmp(l->gone[i].subscription_id, s->subscription_id) ==
+			0 &&
+		    l->gone[i].resumes == s->resumes)
 			return 1;
 	return 0;
 }
@@ -329,7 +337,7 @@ reap(struct loop *l)
 				  (char **)&x);
 		result_of(x, msg->data.result, now, &done[n].res);
 		if (done[n].res.http_status == 410)
-			gone_add(l, x->send.subscription_id, now);
+			gone_add(l, &x->send, now);
 		done[n++].send = x->send;
 		memset(&x->send, 0, sizeof(x->send));
 		curl_multi_remove_handle(l->multi, x->easy);
@@ -361,7 +369,7 @@ start_waiting(struct loop *l, int give_back_all)
 		struct waiting *w = &l->wait[i];
 		const char *host = w->send.host;
 		if (give_back_all || now - w->claimed > WAIT_MS ||
-		    gone_has(l, w->send.subscription_id, now)) {
+		    gone_has(l, &w->send, now)) {
 			store_release(l->store, &w->send);
 			continue;
 		}

@@ -106,6 +106,7 @@ pending(struct wl_app *app, char ***names, size_t *n, char *err,
 			NULL ||
 		    (nn[*n] = strdup(de->d_name)) == NULL) {
 			*names = nn ? nn : *names;
+			snprintf(err, errsz, "out of memory");
 			rc = WL_ERR_NOMEM;
 			break;
 		}

@@ -148,10 +148,11 @@ export async function untilAcknowledged(method, path, {
   const seen = [];
   const deadline = Date.now() + ms;
   for (;;) {
-    // The connection failing outright is transient (status 0); an answer
-    // that breaks the contract, or one not valid UTF-8, throws on.
+    // The connection failing outright, or cut mid-answer ('terminated'), is
+    // transient (status 0); an answer that breaks the contract, or one not
+    // valid UTF-8, throws on.
     const res = await api(method, path, { key, body, idempotencyKey }).catch((e) => {
-      if (e?.message !== 'fetch failed') throw e;
+      if (e?.message !== 'fetch failed' && e?.message !== 'terminated') throw e;
       return { status: 0, text: String(e), json: null, headers: new Headers() };
     });
     seen.push(res.status);
