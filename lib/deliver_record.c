@@ -339,23 +339,39 @@ out:
 	return out;
 }
 
-/* The tenant of o's range among the held ones, or NULL: not held. */
+/* The tenant of o's range among the held ones, or NULL: not held.
+ * *live: its subscription is active since before the range. */
 static const char *
-held_tenant(const struct wl_rows *held, const struct outcome *o)
+held_tenant(const struct wl_rows *held, const struct outcome *o, int *live)
 {
 	size_t r;
 
 	for (r = 0; r < held->nrows; r++)
 		if (wl_rows_int(held, r, 1) == o->s->range_first &&
-		    strcmp(wl_rows_str(held, r, 0), o->s->subscription_id) == 0)
+		    strcmp(wl_rows_str(held, r, 0), o->s->subscription_id) ==
+			0) {
+			*live = wl_rows_int(held, r, 3) != 0;
 			return wl_rows_str(held, r, 2);
+		}
 	return NULL;
 }
 
-/* Bind o's record, of tenant, as a row of STMT_RECORD_NEW. */
+/* Is o a first attempt whose record is given up: made, but its
+ * subscription paused, disabled or resumed since it was read, so that no
+ * retry may follow (its record says failed, not pending)?  One never
+ * attempted then (a destination refused) gets no record at all: its
+ * event is of the paused period. */
+static int
+given_up(const struct outcome *o)
+{
+	return strcmp(o->status, "pending") == 0;
+}
+
+/* Bind o's record, of tenant, as a row of STMT_RECORD_NEW; live: see
+ * held_tenant(). */
 static struct wl_sqlval *
 first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
-	  int64_t now)
+	  int live, int64_t now)
 {
 	*a++ = SQL_STR(o->s->delivery_id);
 	*a++ = SQL_STR(tenant);
@@ -363,7 +379,7 @@ first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
 	*a++ = SQL_INT(o->s->event_seq);
 	*a++ = SQL_STR(o->s->event_id);
 	*a++ = SQL_STR(o->s->event_type);
-	*a++ = SQL_STR(o->status);
+	*a++ = SQL_STR(!live && given_up(o) ? "failed" : o->status);
 	*a++ = SQL_INT(o->count);
 	*a++ = SQL_INT(o->next);
 	*a++ = ms_or_null(o->res ? o->res->attempted_at : 0);
@@ -377,8 +393,10 @@ first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
  * Create the records of the batch's first attempts whose ranges are
  * still held (STMT_RANGES_HELD; its answer is the one the transaction
  * waits for), WL_RECORD_NEW_ROWS to a STMT_RECORD_NEW.  Those of a range
- * no longer ours, or of a subscription paused, resumed or deleted since
- * the claim, are left out.
+ * no longer ours, or of a subscription deleted, are left out.  Of a
+ * subscription paused, disabled or resumed since the claim, only the
+ * attempts made are recorded, and a retry they would have had is given
+ * up (the attempt is the endpoint's, and stays to be seen).
  */
 static int
 record_firsts(struct wl_db *db, const struct record *b)
@@ -387,8 +405,8 @@ record_firsts(struct wl_db *db, const struct record *b)
 	struct wl_rows *held = NULL;
 	const char *tenant;
 	char *ranges;
-	size_t i, k;
-	int rc;
+	size_t i, k, first;
+	int rc, live = 1;
 
 	for (i = 0; i < b->n && !is_first(&b->v[i]); i++)
 		;
@@ -400,12 +418,12 @@ record_firsts(struct wl_db *db, const struct record *b)
 			 SQL_ARGS(SQL_STR(ranges), SQL_STR(b->owner)), &held,
 			 NULL);
 	free(ranges);
-	for (a = args, k = 0; rc == WL_OK && i <= b->n; i++) {
+	for (first = i, a = args, k = 0; rc == WL_OK && i <= b->n; i++) {
 		tenant = i < b->n && is_first(&b->v[i])
-			     ? held_tenant(held, &b->v[i])
+			     ? held_tenant(held, &b->v[i], &live)
 			     : NULL;
-		if (tenant) {
-			a = first_row(a, &b->v[i], tenant, b->now);
+		if (tenant && (live || b->v[i].res)) {
+			a = first_row(a, &b->v[i], tenant, live, b->now);
 			k++;
 		}
 		if (k == 0 || (k < WL_RECORD_NEW_ROWS && i < b->n))
@@ -420,6 +438,12 @@ record_firsts(struct wl_db *db, const struct record *b)
 		a = args;
 		k = 0;
 	}
+	for (i = first; rc == WL_OK && i < b->n; i++)
+		if (is_first(&b->v[i]) && held_tenant(held, &b->v[i], &live) &&
+		    !live && b->v[i].res && given_up(&b->v[i]))
+			rc = wl_sql_later(
+			    db, STMT_RECORD_GIVEN_UP,
+			    SQL_ARGS(SQL_STR(b->v[i].s->delivery_id)));
 	wl_rows_free(held);
 	return rc;
 }

@@ -590,22 +590,23 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"d.attempts = j.attempts, d.manual_retry = 0, d.lease_owner = NULL, "
 	"d.lease_until = 0, d.updated_at = ? WHERE d.lease_owner = ?",
     /* Of the ranges of a batch's first attempts, a JSON array of
-     * [subscription_id, first_seq], those still ours whose subscription
-     * is active since before them, with its tenant: their records may
-     * be written (STMT_RECORD_NEW).  A consistent read, as the INSERT
+     * [subscription_id, first_seq], those still ours, with their
+     * subscription's tenant and whether it is active since before them:
+     * their records may be written (STMT_RECORD_NEW; if not, as given up
+     * with the pause, disabling or resume).  A consistent read, as the INSERT
      * ... SELECT that did this before read them: a share lock on the
      * subscription until the commit would hold up its fan-out and turn
      * a 410's disabling of it into a lock upgrade.  The list first,
      * then each one's range and subscription by key: left to itself the
      * optimizer may start from every active subscription. */
     [STMT_RANGES_HELD] =
-	"SELECT STRAIGHT_JOIN r.subscription_id, r.first_seq, s.tenant_id "
-	"FROM JSON_TABLE(?, '$[*]' COLUMNS (sub VARCHAR(48) CHARACTER SET "
-	"ascii PATH '$[0]', first BIGINT PATH '$[1]')) j JOIN "
-	"delivery_ranges r ON r.subscription_id = j.sub AND r.first_seq = "
-	"j.first AND r.lease_owner = ? JOIN webhook_subscriptions s ON s.id "
-	"= r.subscription_id AND s.status = 'active' AND s.high_water_seq < "
-	"r.first_seq",
+	"SELECT STRAIGHT_JOIN r.subscription_id, r.first_seq, s.tenant_id, "
+	"s.status = 'active' AND s.high_water_seq < r.first_seq FROM "
+	"JSON_TABLE(?, '$[*]' COLUMNS (sub VARCHAR(48) CHARACTER SET ascii "
+	"PATH '$[0]', first BIGINT PATH '$[1]')) j JOIN delivery_ranges r ON "
+	"r.subscription_id = j.sub AND r.first_seq = j.first AND "
+	"r.lease_owner = ? JOIN webhook_subscriptions s ON s.id = "
+	"r.subscription_id",
     /* First attempts, each a new record (see NEW_ROWS); a batch's last
      * statement fills its rows past the end with copies of its first,
      * which the first's key turns away. */
@@ -614,6 +615,10 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"event_seq, event_id, event_type, status, attempt_count, "
 	"next_attempt_at, last_attempt_at, attempts, created_at, updated_at) "
 	"VALUES " NEW_ROWS,
+    /* A record written failed in place of a retry: given up with its
+     * subscription's pause, disabling or resume (a deliberate retry is
+     * refused, as for the pending ones STMT_DELIVERY_FAIL_PENDING gives up). */
+    [STMT_RECORD_GIVEN_UP] = "UPDATE deliveries SET skipped = 1 WHERE id = ?",
     [STMT_RELEASE] = "UPDATE deliveries SET lease_owner = NULL, lease_until "
 		     "= 0 WHERE id = ? AND lease_owner = ?",
     [STMT_DELIVERY_FAIL] =

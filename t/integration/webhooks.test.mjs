@@ -776,6 +776,23 @@ describe('delivery', () => {
     assert.ok(sent <= 16, `${sent} of 40 events sent to an endpoint that answered 410 to the first ones`);
   });
 
+  test('a 410 in flight when another 410 disabled the subscription is recorded too', async () => {
+    const t = newTenant();
+    const url = rx.url(uniq('gone-both'));
+    rx.plan(url, { status: 410 }, { status: 410, delayMs: 2000 });
+    const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
+    await Promise.all([walkIn(t.k1, t.q1), walkIn(t.k1, t.q1)]);
+    await rx.waitFor(url, 2, 10000);
+    await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+    await waitUntil(() => attemptLines(s.id, '"httpStatus":410').length === 2, 10000, 'both 410s to be settled');
+    const records = await listDeliveries(t.k1, s.id);
+    assert.equal(records.length, 2, JSON.stringify(records));
+    for (const d of records) {
+      assert.equal(d.status, 'failed');
+      assert.equal(d.attempts[0].responseStatus, 410);
+    }
+  });
+
   test('a 410 to an attempt made before a resume disables nothing, even with no event since the last resume', async () => {
     // Two deliveries fail (400), then a third event's 410 disables the
     // subscription, which is resumed.  The two are retried by hand: the
@@ -839,10 +856,13 @@ describe('delivery', () => {
     assert.ok(late, 'the second attempt was answered before the resume');
     const res = await post(t.k1, `/webhooks/subscriptions/${s.id}/resume`);
     assert.equal(res.status, 200, res.text);
-    // Its event is from before the resume: the outcome is settled (the
-    // deliverer logs it) but not recorded.
+    // Its event is from before the resume: the outcome is recorded (the
+    // attempt was made), and disables nothing.
     await waitUntil(() => attemptLines(s.id, '"httpStatus":410').length === 2,
       15000, 'the late 410 to be settled');
+    const records = await listDeliveries(t.k1, s.id);
+    assert.equal(records.length, 2, JSON.stringify(records));
+    for (const d of records) assert.equal(d.attempts.at(-1).responseStatus, 410);
     const got = await getSub(t.k1, s.id);
     assert.equal(got.status, 'active', `disabled again by a 410 from before the resume (${got.statusReason})`);
     // The deliverer that saw the 410s holds back, for 10 s after the last
@@ -915,6 +935,44 @@ describe('secret rotation', () => {
 // ---------------------------------------------------------------------
 
 describe('loss of access pauses delivery', () => {
+  test('attempts in flight when the subscription pauses are recorded with their outcome; a retry they would have had is given up', async () => {
+    // Two subscriptions, each with a first attempt answered 2 s late: a
+    // 200 and a 503.  Webhooks are switched off meanwhile, and the next
+    // event makes the deliverer pause both.
+    const t = newTenant();
+    const okUrl = rx.url(uniq('inflight-ok'));
+    const badUrl = rx.url(uniq('inflight-503'));
+    rx.setDefault(okUrl, { status: 200, delayMs: 2000 });
+    rx.setDefault(badUrl, { status: 503, delayMs: 2000 });
+    const ok = await mustCreateSub(t.k1, { url: okUrl, eventTypes: [CREATED] });
+    const bad = await mustCreateSub(t.k1, { url: badUrl, eventTypes: [CREATED] });
+    const e1 = await walkIn(t.k1, t.q1);
+    await rx.waitFor(okUrl, 1, 10000);
+    await rx.waitFor(badUrl, 1, 10000);
+    ctl('tenant', 'set', t.t1, '--webhooks', 'off');
+    await walkIn(t.k1, t.q1);
+    await waitSub(t.k1, ok.id, 'paused', 'access_lost');
+    await waitSub(t.k1, bad.id, 'paused', 'access_lost');
+    assert.equal(rx.at(okUrl)[0].answeredAt, null, 'answered before the pause');
+    await waitUntil(() => attemptLines(ok.id, '"httpStatus":200').length === 1
+      && attemptLines(bad.id, '"httpStatus":503').length === 1, 10000, 'both attempts to be settled');
+    const [dOk] = await listDeliveries(t.k1, ok.id);
+    assert.equal(dOk?.eventId, eventId(e1), 'the 200 has no record');
+    assert.equal(dOk.status, 'succeeded');
+    assert.equal(dOk.attempts[0].responseStatus, 200);
+    const [dBad] = await listDeliveries(t.k1, bad.id);
+    assert.equal(dBad?.eventId, eventId(e1), 'the 503 has no record');
+    assert.equal(dBad.status, 'failed');
+    assert.equal(dBad.nextAttemptAt, null);
+    assert.equal(dBad.attempts[0].responseStatus, 503);
+    // Given up with the pause: not sent again, even on purpose.
+    ctl('tenant', 'set', t.t1, '--webhooks', 'on');
+    assert.equal((await post(t.k1, `/webhooks/subscriptions/${bad.id}/resume`)).status, 200);
+    const retry = await post(t.k1, `/webhooks/deliveries/${dBad.id}/retry`);
+    assertError(retry, 400, 'invalid_request');
+    assert.match(retry.json.error, /given up when its subscription was paused/);
+  });
+
   test('revoking the bound key pauses the subscription; resume rebinds it and only later events go out', async () => {
     const t = newTenant();
     const bound = makeKey(t.t1, ALL_SCOPES);
