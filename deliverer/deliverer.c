@@ -478,8 +478,9 @@ main(int argc, char *argv[])
 			usage();
 	}
 	wl_log_set_component("deliverer");
+	/* A refusal to start is a log line like any (JSON, on stderr). */
 	if ((cfg = wl_config_load(config, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "waitlist-deliverer: %s\n", err);
+		wl_log_error(WL_LOG_ERROR, "cannot start", err);
 		return 1;
 	}
 	wl_log_set_level(cfg->log_level);
@@ -491,7 +492,7 @@ main(int argc, char *argv[])
 		NULL ||
 	    wl_admin_schema_current(app, err, sizeof(err)) == 0) {
 		/* (A database down at start is waited for as ever.) */
-		fprintf(stderr, "waitlist-deliverer: %s\n", err);
+		wl_log_error(WL_LOG_ERROR, "cannot start", err);
 		if (app)
 			wl_app_free(app);
 		if (rec_app)
@@ -517,7 +518,8 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	if ((l.store = store_start(app, rec_app, cfg, owner, l.multi, once)) ==
 	    NULL) {
-		fprintf(stderr, "waitlist-deliverer: cannot start a thread\n");
+		wl_log_error(WL_LOG_ERROR, "cannot start",
+			     "cannot start a thread");
 		wl_app_free(rec_app);
 		wl_app_free(app);
 		wl_config_free(cfg);

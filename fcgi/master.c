@@ -202,6 +202,14 @@ reap(struct pool *p)
 			}
 }
 
+/* Log why the master does not start; returns its exit status. */
+static int
+cannot_start(const char *why)
+{
+	wl_log_error(WL_LOG_ERROR, "cannot start", why);
+	return 1;
+}
+
 /* Can workers start with c (what they need is there)?  Checked once by
  * the master rather than found out by every worker.  At start (schema),
  * the database's schema must be as new as the migrations installed, too
@@ -342,25 +350,19 @@ main(int argc, char *argv[])
 			usage();
 	}
 	wl_log_set_component("fcgi-master");
-	if ((p.cfg = wl_config_load(p.config_path, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "waitlist-fcgi: %s\n", err);
-		return 1;
-	}
+	/* A refusal to start is a log line like any (JSON, on stderr). */
+	if ((p.cfg = wl_config_load(p.config_path, err, sizeof(err))) == NULL)
+		return cannot_start(err);
 	wl_log_set_level(p.cfg->log_level);
-	if (workers_can_start(p.cfg, 1, err, sizeof(err)) < 0) {
-		fprintf(stderr, "waitlist-fcgi: %s\n", err);
-		return 1;
-	}
+	if (workers_can_start(p.cfg, 1, err, sizeof(err)) < 0)
+		return cannot_start(err);
 	if ((p.fd = open_socket(p.cfg->fcgi_socket)) < 0) {
-		fprintf(stderr, "waitlist-fcgi: cannot listen on %s: %s\n",
-			p.cfg->fcgi_socket, strerror(errno));
-		return 1;
+		snprintf(err, sizeof(err), "cannot listen on %s: %s",
+			 p.cfg->fcgi_socket, strerror(errno));
+		return cannot_start(err);
 	}
-	if ((p.rl = wl_ratelimit_new(p.cfg->ratelimit_slots)) == NULL) {
-		fprintf(stderr, "waitlist-fcgi: cannot map the rate limit "
-			"table\n");
-		return 1;
-	}
+	if ((p.rl = wl_ratelimit_new(p.cfg->ratelimit_slots)) == NULL)
+		return cannot_start("cannot map the rate limit table");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);

@@ -5,7 +5,8 @@
 #  - `waitlistctl config check` accepts the example (pointed at a secret
 #    and an OpenAPI file that exist);
 #  - an unknown key or a bad value is refused, by waitlistctl, waitlist-fcgi
-#    and waitlist-deliverer alike, with a message naming the key.
+#    and waitlist-deliverer alike, with a message naming the key (the two
+#    services' a JSON log line, "cannot start").
 # Needs the built tree (ctl/waitlistctl, fcgi/, deliverer/); no server.
 #   t/ops/config-example.sh
 set -euo pipefail
@@ -92,6 +93,11 @@ refused() {
 			fail "$name accepted $what (exit $rc)"
 		elif ! grep -qF "$key" "$tmp/err"; then
 			fail "$name refused $what without naming $key: $(cat "$tmp/err")"
+		elif [ "$name" != ctl ] && ! jq -e -s \
+			'map(select(.level == "error" and .msg == "cannot start")) | length == 1' \
+			"$tmp/err" >/dev/null 2>&1; then
+			# The services log as JSON lines, their refusal to start too.
+			fail "$name refused $what in other than one JSON log line: $(cat "$tmp/err")"
 		fi
 	done
 }
