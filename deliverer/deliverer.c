@@ -146,6 +146,14 @@ pace_roll(struct loop *l, int64_t now)
 	l->pace_sec = sec;
 }
 
+/* Is g the hold of s's endpoint, as its subscription was when s was read? */
+static int
+gone_holds(const struct gone *g, const struct wl_send *s)
+{
+	return strcmp(g->subscription_id, s->subscription_id) == 0 &&
+	       g->resumes == s->resumes;
+}
+
 /*
  * The endpoint of s's subscription answered 410: nothing more is sent to
  * it from here.  The recorder disables the subscription, after which no
@@ -159,13 +167,10 @@ pace_roll(struct loop *l, int64_t now)
 static void
 gone_add(struct loop *l, const struct wl_send *s, int64_t now)
 {
-	const char *sub = s->subscription_id;
 	size_t i;
 
-	for (i = 0; i < l->ngone; i++)
-		if (strcmp(l->gone[i].subscription_id, sub) == 0 &&
-		    l->gone[i].resumes == s->resumes)
-			break;
+	for (i = 0; i < l->ngone && !gone_holds(&l->gone[i], s); i++)
+		;
 	if (i == l->ngone && l->ngone == GONE_MAX)
 		i = 0;
 	if (i < l->ngone) /* out of its place: it goes last */
@@ -173,12 +178,12 @@ gone_add(struct loop *l, const struct wl_send *s, int64_t now)
 			(--l->ngone - i) * sizeof(*l->gone));
 	i = l->ngone++;
 	snprintf(l->gone[i].subscription_id,
-		 sizeof(l->gone[i].subscription_id), "%s", sub);
+		 sizeof(l->gone[i].subscription_id), "%s", s->subscription_id);
 	l->gone[i].resumes = s->resumes;
 	l->gone[i].until = now + GONE_MS;
 }
 
-/* Is s for an endpoint gone, as its subscription was when s was read? */
+/* Is s for an endpoint gone (see gone_holds())? */
 static int
 gone_has(struct loop *l, const struct wl_send *s, int64_t now)
 {
@@ -187,9 +192,7 @@ gone_has(struct loop *l, const struct wl_send *s, int64_t now)
 	while (l->ngone > 0 && l->gone[0].until < now)
 		memmove(l->gone, l->gone + 1, --l->ngone * sizeof(*l->gone));
 	for (i = 0; i < l->ngone; i++)
-		if (strcmp(l->gone[i].subscription_id, s->subscription_id) ==
-			0 &&
-		    l->gone[i].resumes == s->resumes)
+		if (gone_holds(&l->gone[i], s))
 			return 1;
 	return 0;
 }

@@ -356,30 +356,24 @@ held_tenant(const struct wl_rows *held, const struct outcome *o, int *live)
 	return NULL;
 }
 
-/* Is o a first attempt whose record is given up: made, but its
- * subscription paused, disabled or resumed since it was read, so that no
- * retry may follow (its record says failed, not pending)?  One never
- * attempted then (a destination refused) gets no record at all: its
- * event is of the paused period. */
-static int
-given_up(const struct outcome *o)
-{
-	return strcmp(o->status, "pending") == 0;
-}
-
-/* Bind o's record, of tenant, as a row of STMT_RECORD_NEW; live: see
- * held_tenant(). */
+/* Bind o's record, of tenant, as a row of STMT_RECORD_NEW.  Not live
+ * (see held_tenant()), its subscription was paused, disabled or resumed
+ * since it was read: a retry it would have had is given up (failed, and
+ * skipped, as STMT_DELIVERY_FAIL_PENDING leaves the pending ones). */
 static struct wl_sqlval *
 first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
 	  int live, int64_t now)
 {
+	int given_up = !live && strcmp(o->status, "pending") == 0;
+
 	*a++ = SQL_STR(o->s->delivery_id);
 	*a++ = SQL_STR(tenant);
 	*a++ = SQL_STR(o->s->subscription_id);
 	*a++ = SQL_INT(o->s->event_seq);
 	*a++ = SQL_STR(o->s->event_id);
 	*a++ = SQL_STR(o->s->event_type);
-	*a++ = SQL_STR(!live && given_up(o) ? "failed" : o->status);
+	*a++ = SQL_STR(given_up ? "failed" : o->status);
+	*a++ = SQL_INT(given_up);
 	*a++ = SQL_INT(o->count);
 	*a++ = SQL_INT(o->next);
 	*a++ = ms_or_null(o->res ? o->res->attempted_at : 0);
@@ -395,8 +389,9 @@ first_row(struct wl_sqlval *a, const struct outcome *o, const char *tenant,
  * waits for), WL_RECORD_NEW_ROWS to a STMT_RECORD_NEW.  Those of a range
  * no longer ours, or of a subscription deleted, are left out.  Of a
  * subscription paused, disabled or resumed since the claim, only the
- * attempts made are recorded, and a retry they would have had is given
- * up (the attempt is the endpoint's, and stays to be seen).
+ * attempts made are recorded (the attempt is the endpoint's, and stays to
+ * be seen); one never made (a destination refused) is of the paused
+ * period, and gets none.
  */
 static int
 record_firsts(struct wl_db *db, const struct record *b)
@@ -405,7 +400,7 @@ record_firsts(struct wl_db *db, const struct record *b)
 	struct wl_rows *held = NULL;
 	const char *tenant;
 	char *ranges;
-	size_t i, k, first;
+	size_t i, k;
 	int rc, live = 1;
 
 	for (i = 0; i < b->n && !is_first(&b->v[i]); i++)
@@ -418,7 +413,7 @@ record_firsts(struct wl_db *db, const struct record *b)
 			 SQL_ARGS(SQL_STR(ranges), SQL_STR(b->owner)), &held,
 			 NULL);
 	free(ranges);
-	for (first = i, a = args, k = 0; rc == WL_OK && i <= b->n; i++) {
+	for (a = args, k = 0; rc == WL_OK && i <= b->n; i++) {
 		tenant = i < b->n && is_first(&b->v[i])
 			     ? held_tenant(held, &b->v[i], &live)
 			     : NULL;
@@ -438,12 +433,6 @@ record_firsts(struct wl_db *db, const struct record *b)
 		a = args;
 		k = 0;
 	}
-	for (i = first; rc == WL_OK && i < b->n; i++)
-		if (is_first(&b->v[i]) && held_tenant(held, &b->v[i], &live) &&
-		    !live && b->v[i].res && given_up(&b->v[i]))
-			rc = wl_sql_later(
-			    db, STMT_RECORD_GIVEN_UP,
-			    SQL_ARGS(SQL_STR(b->v[i].s->delivery_id)));
 	wl_rows_free(held);
 	return rc;
 }

@@ -228,7 +228,6 @@ enum wl_stmt {
 	STMT_RECORD,
 	STMT_RANGES_HELD,
 	STMT_RECORD_NEW,
-	STMT_RECORD_GIVEN_UP,
 	STMT_RELEASE,
 	STMT_DELIVERY_FAIL,
 	STMT_SUB_DISABLE,
@@ -332,7 +331,7 @@ extern const char *const wl_stmt_sql[STMT__MAX];
 /* The rows of one STMT_RECORD_NEW, and the columns of each (NEW_ROWS and
  * NEW_ROW in stmt.c). */
 #define WL_RECORD_NEW_ROWS 32
-#define WL_RECORD_NEW_COLS 13
+#define WL_RECORD_NEW_COLS 14
 
 /* ------------------------------------------------------------------ */
 /* Scopes, error codes, tenants, keys (auth.c, error.c). */

@@ -151,14 +151,14 @@
 	"s.tenant_id"
 
 /*
- * STMT_RECORD_NEW's rows: thirty-two (WL_RECORD_NEW_ROWS) of thirteen
+ * STMT_RECORD_NEW's rows: thirty-two (WL_RECORD_NEW_ROWS) of fourteen
  * columns (WL_RECORD_NEW_COLS): id, tenant_id, subscription_id,
- * event_seq, event_id, event_type, status, attempt_count,
+ * event_seq, event_id, event_type, status, skipped, attempt_count,
  * next_attempt_at, last_attempt_at, attempts, created_at, updated_at.
  * Bound parameters cost the server a fraction of what reading the same
  * values out of a JSON_TABLE does.
  */
-#define NEW_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define NEW_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define NEW_ROW4 NEW_ROW ", " NEW_ROW ", " NEW_ROW ", " NEW_ROW
 #define NEW_ROW16 NEW_ROW4 ", " NEW_ROW4 ", " NEW_ROW4 ", " NEW_ROW4
 #define NEW_ROWS NEW_ROW16 ", " NEW_ROW16
@@ -592,8 +592,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
     /* Of the ranges of a batch's first attempts, a JSON array of
      * [subscription_id, first_seq], those still ours, with their
      * subscription's tenant and whether it is active since before them:
-     * their records may be written (STMT_RECORD_NEW; if not, as given up
-     * with the pause, disabling or resume).  A consistent read, as the INSERT
+     * their records may be written (STMT_RECORD_NEW; if not active since,
+     * as given up with the pause, disabling or resume).  A consistent
+     * read, as the INSERT
      * ... SELECT that did this before read them: a share lock on the
      * subscription until the commit would hold up its fan-out and turn
      * a 410's disabling of it into a lock upgrade.  The list first,
@@ -612,13 +613,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
      * which the first's key turns away. */
     [STMT_RECORD_NEW] =
 	"INSERT IGNORE INTO deliveries (id, tenant_id, subscription_id, "
-	"event_seq, event_id, event_type, status, attempt_count, "
+	"event_seq, event_id, event_type, status, skipped, attempt_count, "
 	"next_attempt_at, last_attempt_at, attempts, created_at, updated_at) "
 	"VALUES " NEW_ROWS,
-    /* A record written failed in place of a retry: given up with its
-     * subscription's pause, disabling or resume (a deliberate retry is
-     * refused, as for the pending ones STMT_DELIVERY_FAIL_PENDING gives up). */
-    [STMT_RECORD_GIVEN_UP] = "UPDATE deliveries SET skipped = 1 WHERE id = ?",
     [STMT_RELEASE] = "UPDATE deliveries SET lease_owner = NULL, lease_until "
 		     "= 0 WHERE id = ? AND lease_owner = ?",
     [STMT_DELIVERY_FAIL] =
