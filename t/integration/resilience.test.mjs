@@ -15,7 +15,7 @@ import {
   alive, api, fixture, seed, sleep, sql, stack, uniq,
 } from './lib.mjs';
 import {
-  configuredWorkers, fcgiLogMark, masterPid, waitFor, workers, workersLostSince,
+  configuredWorkers, fcgiLogLines, fcgiLogMark, masterPid, waitFor, workers, workersLostSince,
 } from './util-faults.mjs';
 import { assertError, assertOk } from './util-foundation.mjs';
 
@@ -84,6 +84,25 @@ test('a worker killed with SIGKILL is replaced and no request fails', async () =
   assert.ok(alive(master));
 });
 
+// Sends the master a SIGHUP with text as its configuration file, then puts
+// the file back as it was; resolves, once a line of the master's log says
+// `until` (and done(), if given, holds), to its log lines since the SIGHUP.
+async function reloadWith(master, text, until, ms, done = () => true) {
+  const conf = join(VAR, 'waitlist.conf');
+  const good = readFileSync(conf, 'utf8');
+  const mark = fcgiLogMark();
+  try {
+    writeFileSync(conf, text);
+    process.kill(master, 'SIGHUP');
+    await waitFor(`"${until}" in the log`, ms, () => fcgiLogLines(mark).some((l) => l.includes(until)) && done());
+  } finally {
+    writeFileSync(conf, good);
+  }
+  return fcgiLogLines(mark);
+}
+
+const REFUSED = 'reload failed; keeping the old configuration';
+
 test('all workers killed at once are replaced and service resumes', async () => {
   const refs = seed(roomy());
   const master = masterPid();
@@ -138,21 +157,11 @@ test('SIGHUP replaces every worker while requests keep succeeding', async () => 
 test('a SIGHUP with a bad configuration keeps the old one, and logs why as one JSON line', async () => {
   const refs = seed(roomy());
   const master = masterPid();
-  const conf = join(VAR, 'waitlist.conf');
-  const log = join(VAR, 'log', 'fcgi.log');
-  const good = readFileSync(conf, 'utf8');
-  const from = readFileSync(log).length;
+  const good = readFileSync(join(VAR, 'waitlist.conf'), 'utf8');
   const before = workers(master);
-  try {
-    writeFileSync(conf, `${good}\n[webhooks]\nbogus_key = 1\n`);
-    process.kill(master, 'SIGHUP');
-    await waitFor('the refusal in the log', 5000, () => readFileSync(log).subarray(from).includes('reload failed'));
-  } finally {
-    writeFileSync(conf, good);
-  }
-  const lines = readFileSync(log).subarray(from).toString('utf8').split('\n').filter(Boolean);
+  const lines = await reloadWith(master, `${good}\n[webhooks]\nbogus_key = 1\n`, 'reload failed', 5000);
   for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `not a JSON line: ${l}`);
-  const line = lines.map((l) => JSON.parse(l)).find((o) => o.msg === 'reload failed; keeping the old configuration');
+  const line = lines.map((l) => JSON.parse(l)).find((o) => o.msg === REFUSED);
   assert.ok(line, lines.join('\n'));
   assert.equal(line.level, 'error');
   assert.match(line.error, /unknown key \[webhooks\] bogus_key/);
@@ -166,9 +175,7 @@ test('a SIGHUP with a configuration the workers cannot start with, or one only a
   // workers would leave none.
   const refs = seed(roomy());
   const master = masterPid();
-  const conf = join(VAR, 'waitlist.conf');
-  const log = join(VAR, 'log', 'fcgi.log');
-  const good = readFileSync(conf, 'utf8');
+  const good = readFileSync(join(VAR, 'waitlist.conf'), 'utf8');
   const before = workers(master);
   const cases = [
     [/^secret_key_file *=.*$/m, `secret_key_file = ${join(VAR, 'no-such.key')}`, /no-such\.key/],
@@ -176,16 +183,8 @@ test('a SIGHUP with a configuration the workers cannot start with, or one only a
   ];
   for (const [key, line, why] of cases) {
     assert.match(good, key);
-    const from = readFileSync(log).length;
-    try {
-      writeFileSync(conf, good.replace(key, line));
-      process.kill(master, 'SIGHUP');
-      await waitFor('the refusal in the log', 5000, () => readFileSync(log).subarray(from).includes('reload failed'));
-    } finally {
-      writeFileSync(conf, good);
-    }
-    const refusal = readFileSync(log).subarray(from).toString('utf8').split('\n').filter(Boolean)
-      .map((l) => JSON.parse(l)).find((o) => o.msg === 'reload failed; keeping the old configuration');
+    const refusal = (await reloadWith(master, good.replace(key, line), 'reload failed', 5000))
+      .map((l) => JSON.parse(l)).find((o) => o.msg === REFUSED);
     assert.match(refusal.error, why);
     assert.deepEqual(workers(master), before, 'the workers were replaced');
     assert.equal((await api('GET', '/me', { key: refs.k1 })).status, 200);
@@ -196,30 +195,20 @@ test('a refused reload keeps the old log level too', async () => {
   // The refused file asks for errors only: the master's warnings about
   // its workers must still be logged.
   const master = masterPid();
-  const conf = join(VAR, 'waitlist.conf');
-  const log = join(VAR, 'log', 'fcgi.log');
-  const good = readFileSync(conf, 'utf8');
+  const good = readFileSync(join(VAR, 'waitlist.conf'), 'utf8');
   const n = configuredWorkers();
   assert.match(good, /^log_level *= *info$/m);
   assert.match(good, /^secret_key_file *=.*$/m);
-  let from = readFileSync(log).length;
-  try {
-    writeFileSync(conf, good.replace(/^log_level *=.*$/m, 'log_level = error')
-      .replace(/^secret_key_file *=.*$/m, `secret_key_file = ${join(VAR, 'no-such.key')}`));
-    process.kill(master, 'SIGHUP');
-    await waitFor('the refusal in the log', 5000, () => readFileSync(log).subarray(from).includes('reload failed'));
-  } finally {
-    writeFileSync(conf, good);
-  }
-  from = readFileSync(log).length;
+  await reloadWith(master, good.replace(/^log_level *=.*$/m, 'log_level = error')
+    .replace(/^secret_key_file *=.*$/m, `secret_key_file = ${join(VAR, 'no-such.key')}`), 'reload failed', 5000);
+  const mark = fcgiLogMark();
   const victim = workers(master)[0];
   process.kill(victim, 'SIGKILL');
   await waitFor(`${n} workers again`, 10000, () => {
     const w = workers(master);
     return w.length === n && !w.includes(victim);
   });
-  const died = readFileSync(log).subarray(from).toString('utf8').split('\n').filter(Boolean)
-    .map((l) => JSON.parse(l)).find((o) => o.msg === 'worker died');
+  const died = fcgiLogLines(mark).map((l) => JSON.parse(l)).find((o) => o.msg === 'worker died');
   assert.ok(died, 'no "worker died" warning after the refused reload');
   assert.equal(died.worker, victim);
   assert.equal(died.level, 'warn');
@@ -230,19 +219,12 @@ test('a worker that served its max_requests is replaced at once', async () => {
   // 7 replacements.  A replacement held back like a crashed worker's
   // (a second each) would take 7 s.
   const master = masterPid();
-  const conf = join(VAR, 'waitlist.conf');
-  const log = join(VAR, 'log', 'fcgi.log');
-  const good = readFileSync(conf, 'utf8');
+  const good = readFileSync(join(VAR, 'waitlist.conf'), 'utf8');
   const n = configuredWorkers();
   assert.match(good, /^workers *=.*$/m);
   assert.match(good, /^max_requests *=.*$/m);
-  const reloaded = async (text, count) => {
-    const from = readFileSync(log).length;
-    writeFileSync(conf, text);
-    process.kill(master, 'SIGHUP');
-    await waitFor('the reload', 10000, () => readFileSync(log).subarray(from).includes('"reloaded"')
-      && workers(master).length === count);
-  };
+  const reloaded = (text, count) => reloadWith(master, text, '"reloaded"', 10000,
+    () => workers(master).length === count);
   try {
     await reloaded(good.replace(/^workers *=.*$/m, 'workers = 1').replace(/^max_requests *=.*$/m, 'max_requests = 5'), 1);
     const first = workers(master)[0];

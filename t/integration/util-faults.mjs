@@ -80,16 +80,20 @@ export async function waitFor(what, ms, fn) {
 }
 
 // The full complement of workers, all alive; returns their pids.
-// A mark in the master's log; workersLostSince(mark) then lists the lines
-// of every worker that died or failed after it.  (A worker that served its
-// max_requests and was replaced is not lost: it is no line.)
+// A mark in the master's log; fcgiLogLines(mark) are its lines since.
 export function fcgiLogMark() {
   return readFileSync(join(process.env.WL_VAR, 'log', 'fcgi.log')).length;
 }
 
-export function workersLostSince(mark) {
+export function fcgiLogLines(mark) {
   return readFileSync(join(process.env.WL_VAR, 'log', 'fcgi.log')).subarray(mark).toString('utf8')
-    .split('\n').filter((l) => l.includes('"msg":"worker died"') || l.includes('"msg":"worker failed"'));
+    .split('\n').filter(Boolean);
+}
+
+// The lines of every worker that died or failed after mark.  (A worker
+// that served its max_requests and was replaced is not lost: it is no line.)
+export function workersLostSince(mark) {
+  return fcgiLogLines(mark).filter((l) => l.includes('"msg":"worker died"') || l.includes('"msg":"worker failed"'));
 }
 
 export function fullPool(master = masterPid()) {
