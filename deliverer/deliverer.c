@@ -456,6 +456,75 @@ usage(void)
 	exit(2);
 }
 
+/* Run until stopped, or with --once until nothing is due. */
+static void
+run(struct loop *l, int once)
+{
+	int running;
+	size_t w;
+
+	for (;;) {
+		if (stopping)
+			start_waiting(l, 1);
+		else
+			take(l);
+		start_waiting(l, 0);
+		curl_multi_perform(l->multi, &running);
+		/* What finished freed room at its endpoint. */
+		if (reap(l) > 0)
+			start_waiting(l, 0);
+		w = window(l);
+		store_room(l->store, stopping ? 0 : room(l, w), w);
+		if (l->n + l->nwait == 0 &&
+		    (stopping || (once && store_quiet(l->store))))
+			break;
+		/* Sleep until a transfer needs us, claims arrive (the store
+		 * wakes us) or a waiting claim may have waited too long. */
+		curl_multi_poll(l->multi, NULL, 0, 1000, NULL);
+	}
+}
+
+static void
+loop_init(struct loop *l, const struct wl_config *cfg)
+{
+	memset(l, 0, sizeof(*l));
+	l->cfg = cfg;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	l->multi = curl_multi_init();
+	l->idle = calloc(cfg->deliverer_concurrency, sizeof(*l->idle));
+	curl_multi_setopt(l->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+			  (long)cfg->deliverer_concurrency);
+	curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+			  (long)cfg->deliverer_per_endpoint);
+}
+
+static void
+loop_free(struct loop *l)
+{
+	free(l->xfers);
+	free(l->wait);
+	while (l->nidle > 0)
+		curl_easy_cleanup(l->idle[--l->nidle]);
+	free(l->idle);
+	curl_multi_cleanup(l->multi);
+	curl_global_cleanup();
+}
+
+static void
+on_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	/* Nothing to reload: a SIGHUP (say, sent to a whole group on
+	 * reload) must not end the deliverer. */
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -465,12 +534,10 @@ main(int argc, char *argv[])
 	    {NULL, 0, NULL, 0}};
 	const char *config = NULL;
 	struct wl_config *cfg;
-	struct sigaction sa;
-	struct wl_app *app, *rec_app = NULL;
+	struct wl_app *app = NULL, *rec_app = NULL;
 	struct loop l;
 	char owner[48], err[512];
-	int ch, once = 0, running, failed;
-	size_t w;
+	int ch, once = 0, failed;
 
 	while ((ch = getopt_long(argc, argv, "c:o", longopts, NULL)) != -1) {
 		if (ch == 'c')
@@ -481,87 +548,43 @@ main(int argc, char *argv[])
 			usage();
 	}
 	wl_log_set_component("deliverer");
-	/* A refusal to start is a log line like any (JSON, on stderr). */
-	if ((cfg = wl_config_load(config, err, sizeof(err))) == NULL) {
-		wl_log_error(WL_LOG_ERROR, "cannot start", err);
-		return 1;
-	}
+	if ((cfg = wl_config_load(config, err, sizeof(err))) == NULL)
+		goto refused;
 	wl_log_set_level(cfg->log_level);
-	memset(&l, 0, sizeof(l));
-	l.cfg = cfg;
-	/* Two connections: claims and records do not wait for each other. */
+	/* Two connections: claims and records do not wait for each other.
+	 * (A database down at start is waited for as ever.) */
 	if ((app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) == NULL ||
 	    (rec_app = wl_app_new(cfg, WL_APP_SECRET, err, sizeof(err))) ==
 		NULL ||
-	    wl_admin_schema_current(app, err, sizeof(err)) == 0) {
-		/* (A database down at start is waited for as ever.) */
-		wl_log_error(WL_LOG_ERROR, "cannot start", err);
-		if (app)
-			wl_app_free(app);
-		if (rec_app)
-			wl_app_free(rec_app);
-		wl_config_free(cfg);
-		return 1;
-	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	l.multi = curl_multi_init();
-	l.idle = calloc(cfg->deliverer_concurrency, sizeof(*l.idle));
-	curl_multi_setopt(l.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
-			  (long)cfg->deliverer_concurrency);
-	curl_multi_setopt(l.multi, CURLMOPT_MAX_HOST_CONNECTIONS,
-			  (long)cfg->deliverer_per_endpoint);
+	    wl_admin_schema_current(app, err, sizeof(err)) == 0)
+		goto refused;
+	loop_init(&l, cfg);
 	wl_deliver_owner(owner);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	/* Nothing to reload: a SIGHUP (say, sent to a whole group on
-	 * reload) must not end the deliverer. */
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	on_signals();
 	if ((l.store = store_start(app, rec_app, cfg, owner, l.multi, once)) ==
 	    NULL) {
-		wl_log_error(WL_LOG_ERROR, "cannot start",
-			     "cannot start a thread");
-		wl_app_free(rec_app);
-		wl_app_free(app);
-		wl_config_free(cfg);
-		return 1;
+		snprintf(err, sizeof(err), "cannot start a thread");
+		loop_free(&l);
+		goto refused;
 	}
 	wl_log(WL_LOG_INFO, "\"msg\":\"started\",\"owner\":\"%s\"", owner);
-	for (;;) {
-		if (stopping)
-			start_waiting(&l, 1);
-		else
-			take(&l);
-		start_waiting(&l, 0);
-		curl_multi_perform(l.multi, &running);
-		/* What finished freed room at its endpoint. */
-		if (reap(&l) > 0)
-			start_waiting(&l, 0);
-		w = window(&l);
-		store_room(l.store, stopping ? 0 : room(&l, w), w);
-		if (l.n + l.nwait == 0 &&
-		    (stopping || (once && store_quiet(l.store))))
-			break;
-		/* Sleep until a transfer needs us, claims arrive (the store
-		 * wakes us) or a waiting claim may have waited too long. */
-		curl_multi_poll(l.multi, NULL, 0, 1000, NULL);
-	}
+	run(&l, once);
 	/* Records what is left and gives back claims never taken.  With
 	 * --once, a failed look or record is the run's failure (a timer
 	 * shows it). */
 	failed = store_stop(l.store);
 	wl_log(WL_LOG_INFO, "\"msg\":\"stopped\"");
-	free(l.xfers);
-	free(l.wait);
-	while (l.nidle > 0)
-		curl_easy_cleanup(l.idle[--l.nidle]);
-	free(l.idle);
-	curl_multi_cleanup(l.multi);
-	curl_global_cleanup();
+	loop_free(&l);
 	wl_app_free(rec_app);
 	wl_app_free(app);
 	wl_config_free(cfg);
 	return once && failed ? 1 : 0;
+
+refused:
+	/* A refusal to start is a log line like any (JSON, on stderr). */
+	wl_log_error(WL_LOG_ERROR, "cannot start", err);
+	wl_app_free(rec_app);
+	wl_app_free(app);
+	wl_config_free(cfg);
+	return 1;
 }
