@@ -262,6 +262,42 @@ prepared(struct wl_db *db, enum wl_stmt id)
 	return db->stmt[id];
 }
 
+/*
+ * Copy the row just fetched into row r of rows, fetching again each value
+ * longer than its buffer.
+ */
+static int
+copy_row(struct wl_db *db, MYSQL_STMT *s, const MYSQL_BIND *b,
+	 struct wl_rows *rows, size_t r)
+{
+	size_t c, ncols = rows->ncols;
+
+	for (c = 0; c < ncols; c++) {
+		unsigned long len = *b[c].length;
+		char *cell;
+
+		if (*b[c].is_null)
+			continue;
+		if ((cell = malloc(len + 1)) == NULL)
+			return WL_ERR_NOMEM;
+		if (len >= b[c].buffer_length) {
+			MYSQL_BIND one = b[c];
+			one.buffer = cell;
+			one.buffer_length = len + 1;
+			if (mysql_stmt_fetch_column(s, &one, (unsigned)c, 0)) {
+				free(cell);
+				return db_fail(db, mysql_stmt_errno(s),
+					       mysql_stmt_error(s));
+			}
+		} else
+			memcpy(cell, b[c].buffer, len);
+		cell[len] = '\0';
+		rows->cell[r * ncols + c] = cell;
+		rows->len[r * ncols + c] = len;
+	}
+	return WL_OK;
+}
+
 static int
 fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 	   struct wl_rows **out)
@@ -316,30 +352,8 @@ fetch_rows(struct wl_db *db, MYSQL_STMT *s, MYSQL_RES *meta,
 		/* Counted before its cells are filled, so that those filled
 		 * are freed if one fails. */
 		rows->nrows = r + 1;
-		for (c = 0; c < ncols; c++) {
-			char *cell;
-			if (nulls[c])
-				continue;
-			if ((cell = malloc(lens[c] + 1)) == NULL)
-				goto out;
-			if (lens[c] >= b[c].buffer_length) {
-				/* Truncated: fetch the whole value. */
-				MYSQL_BIND one = b[c];
-				one.buffer = cell;
-				one.buffer_length = lens[c] + 1;
-				if (mysql_stmt_fetch_column(s, &one,
-							    (unsigned)c, 0)) {
-					free(cell);
-					rc = db_fail(db, mysql_stmt_errno(s),
-						     mysql_stmt_error(s));
-					goto out;
-				}
-			} else
-				memcpy(cell, bufs[c], lens[c]);
-			cell[lens[c]] = '\0';
-			rows->cell[r * ncols + c] = cell;
-			rows->len[r * ncols + c] = lens[c];
-		}
+		if ((rc = copy_row(db, s, b, rows, r)) != WL_OK)
+			goto out;
 	}
 	*out = rows;
 	rows = NULL;

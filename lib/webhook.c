@@ -359,6 +359,39 @@ within_limit(struct wl_ctx *ctx)
 	return -1;
 }
 
+/*
+ * A restricted key's subscription is filtered to its restrictions, and
+ * the filters it names must lie within them.  0, -1 when answered, or an
+ * error.
+ */
+static int
+key_filters(struct wl_ctx *ctx, char ***biz, size_t *nb, char ***queues,
+	    size_t *nq)
+{
+	const struct wl_key *k = &ctx->key;
+	int rc;
+
+	if (*nb == 0 && k->nbusinesses) {
+		free(*biz);
+		if ((rc = strv_dup(k->businesses, k->nbusinesses, biz, nb)))
+			return rc;
+	}
+	if (*nq == 0 && k->nqueues) {
+		free(*queues);
+		if ((rc = strv_dup(k->queues, k->nqueues, queues, nq)))
+			return rc;
+	}
+	if ((rc = covered(ctx, *biz, *nb, *queues, *nq)) < 0)
+		return -rc;
+	if (rc == 0) {
+		wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
+			       "businessIds and queueIds must lie within this "
+			       "key's restrictions");
+		return -1;
+	}
+	return 0;
+}
+
 /* POST /webhooks/subscriptions */
 int
 wl_h_sub_create(struct wl_ctx *ctx)
@@ -391,26 +424,8 @@ wl_h_sub_create(struct wl_ctx *ctx)
 	    (rc = id_array(ctx, body, "queueIds", &queues, &nq)) != 0 ||
 	    (rc = may_manage(ctx)) != 0)
 		goto done;
-	/* A restricted key's subscription is filtered to its restrictions. */
-	if (nb == 0 && k->nbusinesses) {
-		free(biz);
-		if ((rc = strv_dup(k->businesses, k->nbusinesses, &biz, &nb)))
-			goto out;
-	}
-	if (nq == 0 && k->nqueues) {
-		free(queues);
-		if ((rc = strv_dup(k->queues, k->nqueues, &queues, &nq)))
-			goto out;
-	}
-	if ((rc = covered(ctx, biz, nb, queues, nq)) <= 0) {
-		if (rc == 0)
-			wl_reply_error(ctx, WL_C_RESOURCE_FORBIDDEN,
-				       "businessIds and queueIds must lie "
-				       "within this key's restrictions");
-		rc = -rc;
-		goto out;
-	}
-	if ((rc = ids_exist(ctx, biz, nb, queues, nq)) != 0)
+	if ((rc = key_filters(ctx, &biz, &nb, &queues, &nq)) != 0 ||
+	    (rc = ids_exist(ctx, biz, nb, queues, nq)) != 0)
 		goto done;
 	if (wl_dest_check(ctx->app->cfg, k->itype, url, host, sizeof(host),
 			  why, sizeof(why)) < 0) {
@@ -422,8 +437,11 @@ wl_h_sub_create(struct wl_ctx *ctx)
 		goto done;
 	bj = strv_json(biz, nb);
 	qj = strv_json(queues, nq);
-	if (bj == NULL || qj == NULL || wl_id_new("whs_", id) ||
-	    wl_whsec_new(secret) ||
+	if (bj == NULL || qj == NULL) {
+		rc = WL_ERR_NOMEM;
+		goto out;
+	}
+	if (wl_id_new("whs_", id) || wl_whsec_new(secret) ||
 	    wl_secret_seal(ctx->app->secret, secret, sealed)) {
 		rc = WL_ERR_CRYPTO;
 		goto out;
