@@ -417,6 +417,32 @@ log_request(const struct wl_ctx *ctx, int route, long long us)
 	       ctx->resp->status, us / 1000, us % 1000);
 }
 
+/* A handler's failure (an error; not -1, already answered) as a 503 or
+ * 500 and a log line. */
+static void
+reply_failure(struct wl_ctx *ctx, int rc)
+{
+	const char *request_id = ctx->resp->request_id;
+
+	if (rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ||
+	    rc == WL_ERR_BUSY) {
+		wl_log(WL_LOG_WARN, "\"msg\":\"database unavailable\","
+		       "\"requestId\":\"%s\"", request_id);
+		wl_reply_error(ctx, WL_C_UNAVAILABLE,
+			       "the service is temporarily unavailable; retry "
+			       "later");
+	} else if (rc > 0) {
+		/* A database error names the server's error number only:
+		 * its message may quote guest values. */
+		wl_log(WL_LOG_ERROR, "\"msg\":\"handler failed\","
+		       "\"requestId\":\"%s\",\"error\":\"%s\","
+		       "\"dbErrno\":%u",
+		       request_id, wl_strerror((enum wl_err)rc),
+		       rc == WL_ERR_DB ? wl_db_errno(ctx->app->db) : 0);
+		wl_reply_error(ctx, WL_C_INTERNAL_ERROR, "internal error");
+	}
+}
+
 /* Answer one request; see waitlist.h. */
 void
 wl_handle(struct wl_app *app, const struct wl_http_request *req,
@@ -477,23 +503,8 @@ wl_handle(struct wl_app *app, const struct wl_http_request *req,
 	else
 		rc = routes[route].handler(&ctx);
 done:
-	if (rc == WL_ERR_DB_GONE || rc == WL_ERR_DB_RETRY ||
-	    rc == WL_ERR_BUSY) {
-		wl_log(WL_LOG_WARN, "\"msg\":\"database unavailable\","
-		       "\"requestId\":\"%s\"", resp->request_id);
-		wl_reply_error(&ctx, WL_C_UNAVAILABLE,
-			       "the service is temporarily unavailable; retry "
-			       "later");
-	} else if (rc > 0) {
-		/* A database error names the server's error number only:
-		 * its message may quote guest values. */
-		wl_log(WL_LOG_ERROR, "\"msg\":\"handler failed\","
-		       "\"requestId\":\"%s\",\"error\":\"%s\","
-		       "\"dbErrno\":%u",
-		       resp->request_id, wl_strerror((enum wl_err)rc),
-		       rc == WL_ERR_DB ? wl_db_errno(app->db) : 0);
-		wl_reply_error(&ctx, WL_C_INTERNAL_ERROR, "internal error");
-	}
+	if (rc != WL_OK)
+		reply_failure(&ctx, rc);
 out:
 	if (resp->status == 0)
 		wl_reply_error(&ctx, WL_C_INTERNAL_ERROR, "no response");
