@@ -4,12 +4,15 @@
 // is written, and strings that are accepted come back byte for byte.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { api, sql, uniq } from './lib.mjs';
 import {
   assertContiguous, assertError, create, eachCase, entryCount, events, getEntry, mustCreate, rawHttp, setup,
   write,
 } from './util-entries.mjs';
+import { waitFor } from './util-faults.mjs';
 
 const A = setup({
   customFields: [{ ref: 'f2', label: 'Note', type: 'text', required: false, public: true }],
@@ -322,6 +325,21 @@ test('odd query strings on the list are 400 or ignored, never a 5xx', async () =
     'limit=10abc', 'limit=0', 'limit=101', 'limit=-5', 'cursor=%00'];
   await each(strict, (q) => api('GET', `/waitlist/entries?${q}`, { key: A.key }),
     (res) => assertError(res, 400, ['validation_failed', 'invalid_cursor', 'invalid_request']));
+});
+
+test('query strings stay out of the web server\'s access log', async () => {
+  // A client may put anything in a query string, a guest's name too:
+  // t/ops/log-secrets.sh looks for this SECRET-GUEST- value in every log.
+  const secret = uniq('SECRET-GUEST-query');
+  const res = await api('GET', `/waitlist/entries?externalReference=${secret}&fullName=${secret}`, { key: A.key });
+  assert.equal(res.status, 200, res.text);
+  const id = res.headers.get('x-request-id');
+  const log = join(process.env.WL_VAR, 'log', 'nginx-access.log');
+  // nginx writes its log buffer at least every second.
+  const line = await waitFor('the request in the access log', 5000,
+    () => readFileSync(log, 'utf8').split('\n').find((l) => l.includes(id)));
+  assert.match(line, /"GET \/v1\/external\/waitlist\/entries HTTP\/1\.1" 200 /);
+  assert.ok(!line.includes(secret), line);
 });
 
 test('every hostile request above left the service healthy', async () => {
