@@ -28,11 +28,24 @@ wl_booking_window(const struct wl_queue *q, int64_t now,
 		from = 0;
 		to = 1440;
 	}
-	if (wl_tz_instant(q->tz, w->day.year, w->day.month, w->day.day, from,
-			  &w->open) < 0 ||
-	    wl_tz_instant(q->tz, w->day.year, w->day.month, w->day.day, to,
-			  &w->close) < 0)
-		return -1;
+	/* In local time, as walk-ins are let in: on a day the clocks
+	 * change, the hours' instants are not those of their wall times. */
+	w->nspans = wl_tz_day_spans(q->tz, &w->day, w->day_start, w->day_end,
+				    from, to, w->span);
+	w->open = w->nspans ? w->span[0].start : w->day_start;
+	w->close = w->nspans ? w->span[w->nspans - 1].end : w->day_start;
+	return 0;
+}
+
+/* Does [at, end) lie inside the booking hours of window w? */
+int
+wl_booking_within(const struct wl_booking_window *w, int64_t at, int64_t end)
+{
+	int i;
+
+	for (i = 0; i < w->nspans; i++)
+		if (at >= w->span[i].start && end <= w->span[i].end)
+			return 1;
 	return 0;
 }
 
@@ -47,7 +60,7 @@ wl_booking_slot_ok(const struct wl_queue *q,
 	int64_t end = at + minutes * MIN_MS;
 
 	return at >= w->now && at >= w->day_start && at < w->day_end &&
-	       at >= w->open && end <= w->close &&
+	       wl_booking_within(w, at, end) &&
 	       (at - w->open) % (q->slot_minutes * MIN_MS) == 0;
 }
 
@@ -224,11 +237,15 @@ wl_h_queue_availability(struct wl_ctx *ctx)
 			first += (w.now - first + q.slot_minutes * MIN_MS - 1) /
 				 (q.slot_minutes * MIN_MS) *
 				 (q.slot_minutes * MIN_MS);
-		for (at = first; wl_booking_slot_ok(&q, &w, at, minutes);
+		/* (A repeated hour can leave a hole in the hours.) */
+		for (at = first; at + minutes * MIN_MS <= w.close;
 		     at += q.slot_minutes * MIN_MS) {
-			long long left = q.capacity -
-					 overlapping(&iv, at,
-						     at + minutes * MIN_MS);
+			long long left;
+
+			if (!wl_booking_slot_ok(&q, &w, at, minutes))
+				continue;
+			left = q.capacity -
+			       overlapping(&iv, at, at + minutes * MIN_MS);
 			s = cJSON_CreateObject();
 			cJSON_AddItemToArray(slots, s);
 			wl_json_add_ts(s, "startsAt", at);

@@ -619,7 +619,8 @@ edit_fit(struct wl_ctx *ctx, const struct wl_rows *e, const struct edit *ed)
 		return 0;
 	if ((rc = wl_queue_load(ctx, wl_rows_str(e, 0, L_QUEUE), &q)) <= 0)
 		return rc < 0 ? -rc : WL_ERR_NOTFOUND;
-	if (wl_booking_window(&q, at, &w) < 0 || ed->end > w.close) {
+	if (wl_booking_window(&q, at, &w) < 0 ||
+	    !wl_booking_within(&w, at, ed->end)) {
 		wl_reply_error(ctx, WL_C_BOOKING_UNAVAILABLE,
 			       "the booking would run past its day's booking "
 			       "hours with that service");

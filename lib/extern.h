@@ -91,6 +91,16 @@ int wl_tz_local(const char *tz, int64_t ms, struct wl_local *);
  * For a non-existent wall time (DST gap) the later instant is used. */
 int wl_tz_instant(const char *tz, int y, int m, int d, int minute,
 		  int64_t *ms);
+/* Instants [start, end), ms. */
+struct wl_span {
+	int64_t start, end;
+};
+/* The spans of local day (from day_start to day_end, as wl_tz_instant()
+ * gives them) at which tz's local time of day lies in minutes [from, to):
+ * returns how many (0 to 2) were written. */
+int wl_tz_day_spans(const char *tz, const struct wl_local *day,
+		    int64_t day_start, int64_t day_end, int from, int to,
+		    struct wl_span span[2]);
 
 /* ------------------------------------------------------------------ */
 /* JSON helpers (json.c).  Getters return 1 found, 0 absent or null,
@@ -658,6 +668,10 @@ struct wl_booking_window {
 	int64_t now;
 	int64_t day_start, day_end; /* the local business day */
 	int64_t open, close;	    /* bookingHours of that day */
+	/* The same in local time (open is the grid's origin): one span,
+	 * or two around a repeated hour. */
+	struct wl_span span[2];
+	int nspans;
 	struct wl_local day;
 };
 int wl_booking_window(const struct wl_queue *, int64_t now,
@@ -665,6 +679,8 @@ int wl_booking_window(const struct wl_queue *, int64_t now,
 int wl_booking_slot_ok(const struct wl_queue *,
 		       const struct wl_booking_window *, int64_t at,
 		       long long minutes);
+int wl_booking_within(const struct wl_booking_window *, int64_t at,
+		      int64_t end);
 int wl_booking_place(struct wl_ctx *, const struct wl_queue *, int64_t at,
 		     long long minutes, const char *exclude, int64_t *end);
 int wl_booking_capacity(struct wl_ctx *, const struct wl_queue *,

@@ -320,6 +320,62 @@ utc_offset_s(int64_t sec)
 }
 
 /*
+ * The spans of instants of a local day at which zone tz's local time of
+ * day lies in minutes [from, to), the test walk-ins make of one instant.
+ * The day runs from day_start to day_end (whole seconds).  On a day the
+ * zone changes its offset, an edge inside a gap moves to the change, and
+ * hours that reach across a repeated hour are cut in two around it.
+ */
+int
+wl_tz_day_spans(const char *tz, const struct wl_local *day,
+		int64_t day_start, int64_t day_end, int from, int to,
+		struct wl_span span[2])
+{
+	int64_t s0 = day_start / 1000, s1 = day_end / 1000, change = s1;
+	int64_t midnight = days_from_civil(day->year, (unsigned)day->month,
+					   (unsigned)day->day) *
+			   86400;
+	long off[2];
+	int n = 0, i;
+
+	tz_select(tz);
+	off[0] = utc_offset_s(s0);
+	off[1] = utc_offset_s(s1 - 1);
+	if (off[0] != off[1]) {
+		/* The first second of the new offset. */
+		int64_t lo = s0, hi = s1 - 1, mid;
+		while (hi - lo > 1) {
+			mid = lo + (hi - lo) / 2;
+			if (utc_offset_s(mid) == off[0])
+				lo = mid;
+			else
+				hi = mid;
+		}
+		change = hi;
+	}
+	for (i = 0; i < 2; i++) {
+		int64_t a = i ? change : s0, b = i ? s1 : change;
+		int64_t x = midnight + from * 60 - off[i];
+		int64_t y = midnight + to * 60 - off[i];
+
+		if (x > a)
+			a = x;
+		if (y < b)
+			b = y;
+		if (a >= b)
+			continue;
+		if (n > 0 && span[n - 1].end == a * 1000) {
+			span[n - 1].end = b * 1000;
+			continue;
+		}
+		span[n].start = a * 1000;
+		span[n].end = b * 1000;
+		n++;
+	}
+	return n;
+}
+
+/*
  * The instant of local wall time (y-m-d, minute of day; 1440 is the next
  * midnight) in zone tz.  Tries the offsets in force a day before and a day
  * after; an ambiguous time (fall back) takes the earlier instant, a

@@ -188,6 +188,139 @@ START_TEST(no_schedule_books_the_whole_local_day)
 }
 END_TEST
 
+START_TEST(hours_ending_in_a_spring_forward_gap_end_at_the_change)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "America/New_York",
+	     "{\"enabled\":true,\"start\":\"00:00\",\"end\":\"02:30\"}", 30);
+	/* 2026-03-08: local time passes 02:30 when 02:00 EST becomes 03:00
+	 * EDT, at 07:00Z; 03:00-03:30 EDT is after the hours. */
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-03-08T05:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.close, at("2026-03-08T07:00:00Z"));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-03-08T06:30:00Z"), 30));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-03-08T07:00:00Z"), 30));
+	ck_assert_int_eq(count_slots(&q, &w, 30), 4);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(hours_starting_in_a_spring_forward_gap_start_at_the_change)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "America/New_York",
+	     "{\"enabled\":true,\"start\":\"02:30\",\"end\":\"05:00\"}", 30);
+	/* 03:00 EDT (07:00Z) is the first instant past 02:30 local. */
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-03-08T05:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.open, at("2026-03-08T07:00:00Z"));
+	ck_assert_int_eq(w.close, at("2026-03-08T09:00:00Z"));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-03-08T07:00:00Z"), 30));
+	ck_assert_int_eq(count_slots(&q, &w, 30), 4);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+START_TEST(a_repeated_hour_is_booked_only_where_its_local_time_is_open)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	/* 2026-11-01: 02:00 EDT (06:00Z) becomes 01:00 EST. */
+	line(&q, "America/New_York",
+	     "{\"enabled\":true,\"start\":\"01:30\",\"end\":\"04:00\"}", 30);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-11-01T04:00:00Z"), &w),
+			 0);
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T05:30:00Z"), 30));
+	/* 01:00-01:30 EST is before the hours. */
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-11-01T06:00:00Z"), 30));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T06:30:00Z"), 30));
+	/* 01:30-02:00 EDT, 01:30-04:00 EST. */
+	ck_assert_int_eq(count_slots(&q, &w, 30), 6);
+	wl_queue_clear(&q);
+
+	line(&q, "America/New_York",
+	     "{\"enabled\":true,\"start\":\"00:00\",\"end\":\"01:30\"}", 30);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-11-01T04:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.nspans, 2);
+	/* 01:30-02:00 EDT is after the hours; 01:00-01:30 EST is in them. */
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T05:00:00Z"), 30));
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-11-01T05:30:00Z"), 30));
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T06:00:00Z"), 30));
+	/* Nor may a booking reach across the closed half hour. */
+	ck_assert(!wl_booking_slot_ok(&q, &w, at("2026-11-01T05:00:00Z"), 90));
+	ck_assert_int_eq(count_slots(&q, &w, 30), 4);
+	wl_queue_clear(&q);
+}
+END_TEST
+
+/*
+ * On the days clocks change, a one-minute booking at any minute is
+ * possible exactly when a walk-in is let in at that minute (the same
+ * hours as working hours).
+ */
+START_TEST(bookings_and_walk_ins_agree_on_every_minute_of_clock_change_days)
+{
+	static const struct {
+		const char *tz, *noon; /* noon UTC of a day the clocks change */
+	} days[] = {
+	    {"America/New_York", "2026-03-08T12:00:00Z"},
+	    {"America/New_York", "2026-11-01T12:00:00Z"},
+	    {"Europe/London", "2026-03-29T12:00:00Z"},
+	    {"Europe/London", "2026-10-25T12:00:00Z"},
+	    {"Australia/Sydney", "2026-04-05T12:00:00Z"},
+	    {"Australia/Sydney", "2026-10-04T12:00:00Z"},
+	    {"Australia/Lord_Howe", "2026-04-05T12:00:00Z"},
+	    {"Australia/Lord_Howe", "2026-10-04T12:00:00Z"},
+	    {"America/Santiago", "2026-04-05T12:00:00Z"},
+	    {"America/Santiago", "2026-09-06T12:00:00Z"},
+	    {"America/Havana", "2026-03-08T12:00:00Z"},
+	    {"America/Havana", "2026-11-01T12:00:00Z"},
+	    {"Asia/Kathmandu", "2026-06-01T12:00:00Z"},
+	};
+	static const char *const hours[] = {
+	    "00:00\",\"end\":\"24:00", "00:00\",\"end\":\"02:30",
+	    "01:30\",\"end\":\"04:00", "00:00\",\"end\":\"01:30",
+	    "02:30\",\"end\":\"05:00", "01:00\",\"end\":\"03:00",
+	    "02:15\",\"end\":\"02:45", "09:00\",\"end\":\"17:00",
+	};
+	struct wl_queue q;
+	struct wl_booking_window w;
+	char json[128];
+	size_t i, j;
+	int64_t t;
+
+	for (i = 0; i < sizeof(days) / sizeof(*days); i++) {
+		for (j = 0; j < sizeof(hours) / sizeof(*hours); j++) {
+			snprintf(json, sizeof(json),
+				 "{\"enabled\":true,\"start\":\"%s\"}",
+				 hours[j]);
+			line(&q, days[i].tz, json, 1);
+			q.working_hours = q.booking_hours;
+			ck_assert_int_eq(
+			    wl_booking_window(&q, at(days[i].noon), &w), 0);
+			w.now = w.day_start;
+			for (t = w.day_start; t < w.day_end; t += 60000)
+				if (wl_queue_open_now(&q, t) !=
+				    wl_booking_slot_ok(&q, &w, t, 1))
+					ck_abort_msg("%s %s, hours %s: "
+						     "walk-ins %d at %lld",
+						     days[i].tz, days[i].noon,
+						     json,
+						     wl_queue_open_now(&q, t),
+						     (long long)t);
+			q.working_hours = NULL;
+			wl_queue_clear(&q);
+		}
+	}
+}
+END_TEST
+
 Suite *
 suite_booking(void)
 {
@@ -202,6 +335,13 @@ suite_booking(void)
 		       slots_off_the_grid_in_the_past_or_on_another_day_are_refused);
 	tcase_add_test(tc, a_closed_day_has_no_booking_window);
 	tcase_add_test(tc, no_schedule_books_the_whole_local_day);
+	tcase_add_test(tc, hours_ending_in_a_spring_forward_gap_end_at_the_change);
+	tcase_add_test(tc,
+		       hours_starting_in_a_spring_forward_gap_start_at_the_change);
+	tcase_add_test(tc,
+		       a_repeated_hour_is_booked_only_where_its_local_time_is_open);
+	tcase_add_test(
+	    tc, bookings_and_walk_ins_agree_on_every_minute_of_clock_change_days);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -148,6 +148,52 @@ test('slots on the grid inside the hours are accepted, up to the end of the hour
   await mustCreate(A.key, booking(A.qGrid, nextSlot() + 10 * MIN));
 });
 
+test('on a day the clocks change, bookings keep to the local hours, as walk-ins do', async () => {
+  // DECISIONS "Hours and availability rules": hours are local HH:MM, and a
+  // booking's whole interval lies inside that day's bookingHours.  New
+  // York, 2026-03-08: 02:00 EST becomes 03:00 EDT at 07:00Z; 2026-11-01:
+  // 02:00 EDT becomes 01:00 EST at 06:00Z.
+  const nyLine = (start, end) => {
+    const h = hours({ enabled: true, start, end });
+    return { q1: { timeZone: 'America/New_York', workingHours: h, availability: { bookingSlotMinutes: 30, bookingHours: h, bookingCapacity: 5 } } };
+  };
+  const at = (now) => ({ 'x-test-now': now });
+  const slots = async (t, now) => {
+    const res = await api('GET', `/waitlist/queues/${t.queueId}/availability`, { key: t.key, headers: at(now) });
+    assert.equal(res.status, 200, res.text);
+    return res.json.availability.slots.map((x) => x.startsAt.slice(11, 16));
+  };
+  const book = (t, now, scheduledFor) => api('POST', '/waitlist/entries', {
+    key: t.key, idempotencyKey: `dst-${t.queueId}-${scheduledFor}`, headers: at(now), body: booking(t.queueId, scheduledFor),
+  });
+  const walkIn = (t, now) => api('POST', '/waitlist/entries', {
+    key: t.key, idempotencyKey: `dst-walk-${t.queueId}-${now}`, headers: at(now),
+    body: { queueId: t.queueId, partySize: 1, fullName: 'Walk-in Guest' },
+  });
+
+  // Hours ending at 02:30, inside the gap, end at the change.
+  const spring = setup(nyLine('00:00', '02:30'));
+  assert.deepEqual(await slots(spring, '2026-03-08T05:00:00Z'), ['05:00', '05:30', '06:00', '06:30']);
+  assertError(await book(spring, '2026-03-08T05:00:00Z', '2026-03-08T03:00:00-04:00'), 409, 'booking_unavailable');
+  assertError(await walkIn(spring, '2026-03-08T07:00:00Z'), 409, 'queue_unavailable');
+  assert.equal((await book(spring, '2026-03-08T05:00:00Z', '2026-03-08T01:30:00-05:00')).status, 201);
+
+  // Hours starting at 01:30: the first 01:00-01:30 is before them.
+  const fall = setup(nyLine('01:30', '04:00'));
+  assert.deepEqual(await slots(fall, '2026-11-01T04:00:00Z'), ['05:30', '06:30', '07:00', '07:30', '08:00', '08:30']);
+  assertError(await book(fall, '2026-11-01T04:00:00Z', '2026-11-01T01:00:00-05:00'), 409, 'booking_unavailable');
+  assertError(await walkIn(fall, '2026-11-01T06:00:00Z'), 409, 'queue_unavailable');
+
+  // Hours ending at 01:30: 01:30-02:00 EDT is after them, the second
+  // 01:00-01:30 in them again.
+  const back = setup(nyLine('00:00', '01:30'));
+  assert.deepEqual(await slots(back, '2026-11-01T04:00:00Z'), ['04:00', '04:30', '05:00', '06:00']);
+  assertError(await book(back, '2026-11-01T04:00:00Z', '2026-11-01T01:30:00-04:00'), 409, 'booking_unavailable');
+  assertError(await walkIn(back, '2026-11-01T05:45:00Z'), 409, 'queue_unavailable');
+  assert.equal((await book(back, '2026-11-01T04:00:00Z', '2026-11-01T01:00:00-05:00')).status, 201);
+  assert.equal((await walkIn(back, '2026-11-01T06:15:00Z')).status, 201);
+});
+
 test('bookingsEnabled false or bookingsPaused is 409 queue_unavailable', async () => {
   const before = entryCount(A.tenantId);
   assertError(await create(A.key, booking(A.qOff, nextSlot())), 409, 'queue_unavailable');
