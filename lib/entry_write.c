@@ -241,7 +241,8 @@ create_parse(struct wl_ctx *ctx, const cJSON *b, struct create *c)
 			       "isBooking must be a boolean");
 		return -1;
 	}
-	rc = wl_field_string(ctx, b, "scheduledFor", 1, 64, 0, &c->when);
+	rc = wl_field_string(ctx, b, "scheduledFor", 1, WL_ISO_INPUT_MAX, 0,
+			     &c->when);
 	if (rc < 0)
 		return -1;
 	if (c->is_booking && (rc == 0 || wl_iso_to_ms(c->when, &c->at) < 0)) {

@@ -75,6 +75,8 @@ void wl_ms_to_iso(int64_t ms, char out[WL_TS_MAX]);
 /* Parse ISO 8601 (extended or basic format) with an explicit offset ("Z",
  * +hh:mm, +hhmm or +hh).  Returns 0 and sets *ms, or -1 (including when
  * the offset is missing). */
+/* The longest timestamp input taken (openapi.json's TimestampInput). */
+#define WL_ISO_INPUT_MAX 64
 int wl_iso_to_ms(const char *, int64_t *ms);
 /* Is s a valid "HH:MM" (00:00..24:00)?  Sets minutes since midnight. */
 int wl_hhmm_parse(const char *s, int *minutes);

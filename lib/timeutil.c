@@ -166,7 +166,8 @@ sep(const char **p, int ext, char c)
  * Parse an ISO 8601 date and time of day with an explicit offset: the
  * extended format YYYY-MM-DDTHH:MM[:SS[.fff...]] or the basic format
  * YYYYMMDDTHHMM[SS[.fff...]], then Z or +hh:mm, +hhmm or +hh (or -).
- * A timestamp without an offset is refused.  Sets *ms.  Returns 0 or -1.
+ * A timestamp without an offset is refused, as is one longer than
+ * WL_ISO_INPUT_MAX.  Sets *ms.  Returns 0 or -1.
  */
 int
 wl_iso_to_ms(const char *s, int64_t *ms)
@@ -175,7 +176,8 @@ wl_iso_to_ms(const char *s, int64_t *ms)
 	const char *p = s;
 	int ext;
 
-	if (digits(&p, 4, &y))
+	if (strnlen(s, WL_ISO_INPUT_MAX + 1) > WL_ISO_INPUT_MAX ||
+	    digits(&p, 4, &y))
 		return -1;
 	ext = *p == '-';
 	if (sep(&p, ext, '-') || digits(&p, 2, &mo) || sep(&p, ext, '-') ||
@@ -267,18 +269,29 @@ tz_select(const char *tz)
 	tzset();
 }
 
-/* 1 when name is an IANA zone of the system tz database, else 0. */
+/*
+ * 1 when name is an IANA zone of the system tz database, else 0.  The
+ * database's other files are not zones: the machine's own (localtime,
+ * posixrules), the placeholder Factory, and the right/ and posix/ copies
+ * (right/ counts leap seconds, which puts its clock 27 s behind).
+ */
 int
 wl_tz_valid(const char *name)
 {
+	static const char *const not_zones[] = {"localtime", "posixrules",
+						"Factory", NULL};
 	char path[256], magic[4];
 	const char *p;
 	FILE *f;
-	int ok;
+	int ok, i;
 
 	if (name == NULL || *name == '\0' || strlen(name) > 64 ||
-	    name[0] == '/' || strstr(name, "..") != NULL)
+	    name[0] == '/' || strstr(name, "..") != NULL ||
+	    strncmp(name, "right/", 6) == 0 || strncmp(name, "posix/", 6) == 0)
 		return 0;
+	for (i = 0; not_zones[i]; i++)
+		if (strcmp(name, not_zones[i]) == 0)
+			return 0;
 	for (p = name; *p; p++)
 		if (!isalnum((unsigned char)*p) && strchr("/_+-", *p) == NULL)
 			return 0;

@@ -139,6 +139,21 @@ START_TEST(iso_fraction_is_milliseconds)
 }
 END_TEST
 
+START_TEST(iso_over_64_characters_is_refused)
+{
+	char s[80];
+	int64_t ms = 42;
+
+	/* 2026-03-29T01:30:00. is 20 characters, Z one. */
+	snprintf(s, sizeof(s), "2026-03-29T01:30:00.%043dZ", 5);
+	ck_assert_int_eq(strlen(s), 64);
+	ck_assert_int_eq(wl_iso_to_ms(s, &ms), 0);
+	ck_assert_int_eq(ms, T_20260329_0130Z);
+	snprintf(s, sizeof(s), "2026-03-29T01:30:00.%044dZ", 5);
+	ck_assert_int_eq(wl_iso_to_ms(s, &ms), -1);
+}
+END_TEST
+
 START_TEST(iso_without_offset_is_refused)
 {
 	int64_t ms = 42;
@@ -265,6 +280,15 @@ START_TEST(tz_valid_refuses_paths_and_unknown_names)
 	ck_assert_int_eq(wl_tz_valid("europe/paris"), 0);
 	/* A directory of the database is not a zone. */
 	ck_assert_int_eq(wl_tz_valid("Europe"), 0);
+	/* Nor are its files that are not IANA zones. */
+	ck_assert_int_eq(wl_tz_valid("right/UTC"), 0);
+	ck_assert_int_eq(wl_tz_valid("right/Europe/Paris"), 0);
+	ck_assert_int_eq(wl_tz_valid("posix/Europe/Paris"), 0);
+	ck_assert_int_eq(wl_tz_valid("localtime"), 0);
+	ck_assert_int_eq(wl_tz_valid("posixrules"), 0);
+	ck_assert_int_eq(wl_tz_valid("Factory"), 0);
+	ck_assert_int_eq(wl_tz_valid("Etc/UTC"), 1);
+	ck_assert_int_eq(wl_tz_valid("America/Argentina/Buenos_Aires"), 1);
 }
 END_TEST
 
@@ -657,6 +681,7 @@ suite_time(void)
 	tcase_add_test(ti, iso_offsets_are_applied);
 	tcase_add_test(ti, iso_zero_offsets_are_utc);
 	tcase_add_test(ti, iso_fraction_is_milliseconds);
+	tcase_add_test(ti, iso_over_64_characters_is_refused);
 	tcase_add_test(ti, iso_without_offset_is_refused);
 	tcase_add_test(ti, iso_bad_fields_are_refused);
 	tcase_add_test(ti, iso_round_trips);

@@ -367,6 +367,8 @@ test('reschedule bodies are validated and other tenants\' bookings are 404', asy
     { scheduledFor: to },
     { scheduledFor: to.replace(/\.000Z$/, ''), expectedVersion: 1 },
     { scheduledFor: 'soon', expectedVersion: 1 },
+    // openapi.json's TimestampInput: at most 64 characters, here 65.
+    { scheduledFor: to.replace(/\.000Z$/, `.${'0'.repeat(44)}Z`), expectedVersion: 1 },
     { scheduledFor: to, expectedVersion: '1' },
     { scheduledFor: to, expectedVersion: 1, queueId: A.qOne },
   ]) {

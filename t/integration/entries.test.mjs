@@ -209,6 +209,8 @@ const INVALID = {
   'smsConsent without disclosureVersion': () => base({ smsConsent: { source: 'web', consentedAt: '2026-01-31T12:00:00Z' } }),
   'smsConsent with an unknown member': () => base({ smsConsent: { source: 'web', consentedAt: '2026-01-31T12:00:00Z', disclosureVersion: 'v1', ip: '1.2.3.4' } }),
   'smsConsent as true': () => base({ smsConsent: true }),
+  // openapi.json's TimestampInput: at most 64 characters, here 65.
+  'smsConsent with a consentedAt over 64 characters': () => base({ smsConsent: { source: 'web', consentedAt: `2026-01-31T12:00:00.${'0'.repeat(44)}Z`, disclosureVersion: 'v1' } }),
   'scheduledFor without isBooking': () => base({ scheduledFor: iso(nextSlot()) }),
   'scheduledFor with isBooking false': () => base({ isBooking: false, scheduledFor: iso(nextSlot()) }),
   'isBooking without scheduledFor': () => base({ isBooking: true }),

@@ -318,6 +318,30 @@ test('seed refuses a ref that names nothing of its kind in the fixture, and crea
   }
 });
 
+test('seed refuses a time zone that is not an IANA zone, though the zone database holds a file of its name', () => {
+  // right/UTC counts leap seconds (its clock runs 27 s behind); localtime
+  // is the machine's own zone; Factory is a placeholder.
+  const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
+  try {
+    for (const zone of ['right/UTC', 'right/Europe/Paris', 'posix/Europe/Paris', 'localtime', 'posixrules', 'Factory']) {
+      for (const where of ['business', 'line']) {
+        const f = fixture();
+        const b = f.tenants[0].businesses[0];
+        if (where === 'business') b.timeZone = zone;
+        else b.queues[0].timeZone = zone;
+        const file = join(dir, 'fixture.json');
+        writeFileSync(file, JSON.stringify(f));
+        const r = ctlFail('seed', file);
+        assert.notEqual(r.code, 0, `${zone} on a ${where}: seeded`);
+        assert.match(r.stderr, /timeZone must be an IANA zone or null/, `${zone} on a ${where}: ${r.stderr}`);
+        assert.equal(sql(`SELECT COUNT(*) FROM tenants WHERE name = '${f.tenants[0].name}'`)[0][0], '0');
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('seed refuses refs across tenants and businesses, and creates nothing', () => {
   const dir = mkdtempSync(join(tmpdir(), 'waitlist-fixture-'));
   // Two tenants; the second's business b2 has its own service s2 and line q2.
