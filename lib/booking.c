@@ -213,8 +213,9 @@ wl_h_queue_availability(struct wl_ctx *ctx)
 		rc = rc < 0 ? WL_OK : rc;
 		goto out;
 	}
-	open = wl_booking_window(&q, wl_now_ms(), &w) == 0 && q.bookings_enabled &&
-	       !q.bookings_paused;
+	/* (Hours wholly inside a skipped hour have no time today.) */
+	open = wl_booking_window(&q, wl_now_ms(), &w) == 0 && w.nspans > 0 &&
+	       q.bookings_enabled && !q.bookings_paused;
 	root = cJSON_CreateObject();
 	o = cJSON_AddObjectToObject(root, "availability");
 	wl_json_add_str(o, "queueId", q.id);

@@ -287,6 +287,7 @@ wl_tz_valid(const char *name)
 
 	if (name == NULL || *name == '\0' || strlen(name) > 64 ||
 	    name[0] == '/' || strstr(name, "..") != NULL ||
+	    strstr(name, "//") != NULL || name[strlen(name) - 1] == '/' ||
 	    strncmp(name, "right/", 6) == 0 || strncmp(name, "posix/", 6) == 0)
 		return 0;
 	for (i = 0; not_zones[i]; i++)

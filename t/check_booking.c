@@ -188,6 +188,33 @@ START_TEST(no_schedule_books_the_whole_local_day)
 }
 END_TEST
 
+START_TEST(a_booking_may_reach_across_a_change_inside_the_hours)
+{
+	struct wl_queue q;
+	struct wl_booking_window w;
+
+	line(&q, "America/New_York", ALL_DAY, 30);
+	/* 2026-11-01: 01:30 EDT to 01:30 EST is one hour. */
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-11-01T04:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.nspans, 1);
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-11-01T05:30:00Z"), 60));
+	wl_queue_clear(&q);
+	line(&q, "Europe/London", ALL_DAY, 30);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-10-25T12:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.nspans, 1);
+	wl_queue_clear(&q);
+	/* Lord Howe: 02:00 +11 becomes 01:30 +10:30 on 2026-04-05. */
+	line(&q, "Australia/Lord_Howe", ALL_DAY, 30);
+	ck_assert_int_eq(wl_booking_window(&q, at("2026-04-04T13:00:00Z"), &w),
+			 0);
+	ck_assert_int_eq(w.nspans, 1);
+	ck_assert(wl_booking_slot_ok(&q, &w, at("2026-04-04T14:30:00Z"), 60));
+	wl_queue_clear(&q);
+}
+END_TEST
+
 START_TEST(hours_ending_in_a_spring_forward_gap_end_at_the_change)
 {
 	struct wl_queue q;
@@ -259,6 +286,21 @@ START_TEST(a_repeated_hour_is_booked_only_where_its_local_time_is_open)
 }
 END_TEST
 
+/* Are walk-ins let in at every quarter hour of [t, t + minutes), all
+ * before end? */
+static int
+open_all_along(const struct wl_queue *q, int64_t t, int minutes, int64_t end)
+{
+	int m;
+
+	if (t + minutes * 60000LL > end)
+		return 0;
+	for (m = 0; m < minutes; m += 15)
+		if (!wl_queue_open_now(q, t + m * 60000LL))
+			return 0;
+	return 1;
+}
+
 /*
  * On the days clocks change, a one-minute booking at any minute is
  * possible exactly when a walk-in is let in at that minute (the same
@@ -277,7 +319,9 @@ START_TEST(bookings_and_walk_ins_agree_on_every_minute_of_clock_change_days)
 	    {"Australia/Sydney", "2026-10-04T12:00:00Z"},
 	    {"Australia/Lord_Howe", "2026-04-05T12:00:00Z"},
 	    {"Australia/Lord_Howe", "2026-10-04T12:00:00Z"},
+	    {"America/Santiago", "2026-04-04T12:00:00Z"},
 	    {"America/Santiago", "2026-04-05T12:00:00Z"},
+	    {"Asia/Beirut", "2026-10-24T12:00:00Z"},
 	    {"America/Santiago", "2026-09-06T12:00:00Z"},
 	    {"America/Havana", "2026-03-08T12:00:00Z"},
 	    {"America/Havana", "2026-11-01T12:00:00Z"},
@@ -288,6 +332,7 @@ START_TEST(bookings_and_walk_ins_agree_on_every_minute_of_clock_change_days)
 	    "01:30\",\"end\":\"04:00", "00:00\",\"end\":\"01:30",
 	    "02:30\",\"end\":\"05:00", "01:00\",\"end\":\"03:00",
 	    "02:15\",\"end\":\"02:45", "09:00\",\"end\":\"17:00",
+	    "22:00\",\"end\":\"24:00", "22:00\",\"end\":\"23:30",
 	};
 	struct wl_queue q;
 	struct wl_booking_window w;
@@ -314,6 +359,17 @@ START_TEST(bookings_and_walk_ins_agree_on_every_minute_of_clock_change_days)
 						     json,
 						     wl_queue_open_now(&q, t),
 						     (long long)t);
+			/* An hour-long booking on the 15-minute grid, which
+			 * holds every change and every edge of these hours:
+			 * taken where walk-ins are let in all along it. */
+			q.slot_minutes = 15;
+			for (t = w.open; t < w.day_end; t += 15 * 60000)
+				if (open_all_along(&q, t, 60, w.day_end) !=
+				    wl_booking_slot_ok(&q, &w, t, 60))
+					ck_abort_msg("%s %s, hours %s: an hour "
+						     "from %lld",
+						     days[i].tz, days[i].noon,
+						     json, (long long)t);
 			q.working_hours = NULL;
 			wl_queue_clear(&q);
 		}
@@ -335,6 +391,7 @@ suite_booking(void)
 		       slots_off_the_grid_in_the_past_or_on_another_day_are_refused);
 	tcase_add_test(tc, a_closed_day_has_no_booking_window);
 	tcase_add_test(tc, no_schedule_books_the_whole_local_day);
+	tcase_add_test(tc, a_booking_may_reach_across_a_change_inside_the_hours);
 	tcase_add_test(tc, hours_ending_in_a_spring_forward_gap_end_at_the_change);
 	tcase_add_test(tc,
 		       hours_starting_in_a_spring_forward_gap_start_at_the_change);

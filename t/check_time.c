@@ -287,6 +287,9 @@ START_TEST(tz_valid_refuses_paths_and_unknown_names)
 	ck_assert_int_eq(wl_tz_valid("localtime"), 0);
 	ck_assert_int_eq(wl_tz_valid("posixrules"), 0);
 	ck_assert_int_eq(wl_tz_valid("Factory"), 0);
+	/* Nor another spelling of a zone's name. */
+	ck_assert_int_eq(wl_tz_valid("America//New_York"), 0);
+	ck_assert_int_eq(wl_tz_valid("Etc/UTC/"), 0);
 	ck_assert_int_eq(wl_tz_valid("Etc/UTC"), 1);
 	ck_assert_int_eq(wl_tz_valid("America/Argentina/Buenos_Aires"), 1);
 }

@@ -324,7 +324,11 @@ pid $CL/nginx/nginx.pid;
 error_log stderr;
 events { worker_connections 1024; }
 http {
-    access_log $CL/log/nginx-access.log;
+    # As the production site: no query strings.
+    log_format waitlist '\$remote_addr [\$time_iso8601] "\$request_method \$uri '
+                        '\$server_protocol" \$status \$body_bytes_sent '
+                        '\$request_time \$request_id';
+    access_log $CL/log/nginx-access.log waitlist;
     client_body_temp_path $CL/nginx/tmp/body;
     fastcgi_temp_path $CL/nginx/tmp/fastcgi;
     proxy_temp_path $CL/nginx/tmp/proxy;

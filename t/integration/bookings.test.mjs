@@ -192,6 +192,13 @@ test('on a day the clocks change, bookings keep to the local hours, as walk-ins 
   assertError(await walkIn(back, '2026-11-01T05:45:00Z'), 409, 'queue_unavailable');
   assert.equal((await book(back, '2026-11-01T04:00:00Z', '2026-11-01T01:00:00-05:00')).status, 201);
   assert.equal((await walkIn(back, '2026-11-01T06:15:00Z')).status, 201);
+
+  // Hours wholly inside the skipped hour hold no time that day.
+  const none = setup(nyLine('02:15', '02:45'));
+  const res = await api('GET', `/waitlist/queues/${none.queueId}/availability`, { key: none.key, headers: at('2026-03-08T05:00:00Z') });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.json.availability.bookingsOpen, false);
+  assert.deepEqual(res.json.availability.slots, []);
 });
 
 test('bookingsEnabled false or bookingsPaused is 409 queue_unavailable', async () => {
