@@ -599,20 +599,52 @@ has_nul_escape(const char *t, size_t n)
 	return 0;
 }
 
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 when object node repeats a member name.  Past a few members the
+ * names are sorted, so that a body of thousands costs no more to refuse
+ * than any other of its size. */
+static int
+repeats_a_name(const cJSON *node)
+{
+	const cJSON *a, *b;
+	const char **names;
+	size_t n = 0, i;
+	int dup = 0;
+
+	for (a = node->child; a; a = a->next)
+		n++;
+	if (n > 16 && (names = malloc(n * sizeof(*names))) != NULL) {
+		for (i = 0, a = node->child; a; a = a->next)
+			names[i++] = a->string;
+		qsort(names, n, sizeof(*names), name_cmp);
+		for (i = 1; i < n && !dup; i++)
+			dup = strcmp(names[i - 1], names[i]) == 0;
+		free(names);
+		return dup;
+	}
+	for (a = node->child; a; a = a->next)
+		for (b = a->next; b; b = b->next)
+			if (strcmp(a->string, b->string) == 0)
+				return 1;
+	return 0;
+}
+
 /* 1 when some object in the tree repeats a member name. */
 static int
 has_duplicate_keys(const cJSON *node)
 {
-	const cJSON *a, *b;
+	const cJSON *a;
 
-	for (a = node->child; a; a = a->next) {
-		if (cJSON_IsObject(node))
-			for (b = a->next; b; b = b->next)
-				if (strcmp(a->string, b->string) == 0)
-					return 1;
+	if (cJSON_IsObject(node) && repeats_a_name(node))
+		return 1;
+	for (a = node->child; a; a = a->next)
 		if (a->child && has_duplicate_keys(a))
 			return 1;
-	}
 	return 0;
 }
 

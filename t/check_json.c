@@ -504,6 +504,36 @@ START_TEST(parse_object_refuses_duplicate_keys)
 }
 END_TEST
 
+/* Objects of many members: names AA..ZZ (676), with one name repeated
+ * at a place given by dup (-1: none), nested at depth deep. */
+static int
+accepted_many(int dup, int deep)
+{
+	char *text = malloc(676 * 12 + 64), *p = text;
+	int i, ok;
+
+	p += sprintf(p, deep ? "{\"x\":{" : "{");
+	for (i = 0; i < 676; i++)
+		p += sprintf(p, "%s\"%c%c\":%d", i ? "," : "", 'A' + i / 26,
+			     'A' + i % 26, i);
+	if (dup >= 0)
+		p += sprintf(p, ",\"%c%c\":1", 'A' + dup / 26, 'A' + dup % 26);
+	sprintf(p, deep ? "}}" : "}");
+	ok = accepted(text);
+	free(text);
+	return ok;
+}
+
+START_TEST(parse_object_refuses_duplicate_keys_among_many)
+{
+	ck_assert_int_eq(accepted_many(-1, 0), 1);
+	ck_assert_int_eq(accepted_many(-1, 1), 1);
+	ck_assert_int_eq(accepted_many(0, 0), 0);
+	ck_assert_int_eq(accepted_many(675, 0), 0);
+	ck_assert_int_eq(accepted_many(337, 1), 0);
+}
+END_TEST
+
 START_TEST(parse_object_refuses_nul_escapes)
 {
 	/* JSON text {"a":"x\u0000y"}: a NUL inside the value. */
@@ -641,6 +671,7 @@ suite_json(void)
 	tcase_add_test(tp, parse_object_refuses_trailing_garbage);
 	tcase_add_test(tp, parse_object_refuses_invalid_utf8);
 	tcase_add_test(tp, parse_object_refuses_duplicate_keys);
+	tcase_add_test(tp, parse_object_refuses_duplicate_keys_among_many);
 	tcase_add_test(tp, parse_object_refuses_nul_escapes);
 	tcase_add_test(tp, parse_object_accepts_escaped_backslash_before_u0000);
 	tcase_add_test(tp, parse_object_refuses_deep_nesting_without_crashing);
