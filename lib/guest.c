@@ -336,7 +336,9 @@ wl_custom_data_merge(struct wl_ctx *ctx, const char *queue_id, cJSON *data,
 				       wl_rows_str(f, r, 1));
 			goto out;
 		}
-	/* Stored and answered with every digit the client sent. */
+	/* Stored and answered as the double the client's number reads as,
+	 * in the shortest form that reads back as it (not cJSON's 15
+	 * digits). */
 	rc = wl_json_exact_numbers(data) < 0 ? WL_ERR_NOMEM : 0;
 out:
 	wl_rows_free(f);
