@@ -87,6 +87,21 @@ struct loop {
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
 
+/* A claim that has waited this long at an endpoint with every slot in
+ * flight marks the endpoint slow.  The claimer then leaves out the
+ * subscriptions sending there, and their waiting claims stop counting
+ * against the window: an endpoint that stalls holds back no other's
+ * deliveries.  (A fast endpoint starts what waits within milliseconds.) */
+#define SLOW_MS 1000
+
+/* The endpoints found slow in a turn (see slow_find()), at most. */
+#define SLOW_MAX 8
+
+struct slow {
+	const char *host[SLOW_MAX];
+	size_t n;
+};
+
 /* How long a 410 holds back the claims of its subscription: those made
  * before the recorder disables it reach the sender within a claimer's
  * look, which a slow name lookup for another endpoint can stretch to
@@ -440,12 +455,81 @@ window(struct loop *l)
 	return w < conc * WINDOW ? w : conc * WINDOW;
 }
 
-/* What the sender can take on: its window w less what it holds. */
-static unsigned
-room(const struct loop *l, size_t w)
+/* The endpoints with every slot in flight where a claim has waited
+ * SLOW_MS (for this turn: the hosts are those of waiting claims). */
+static void
+slow_find(const struct loop *l, int64_t now, struct slow *sl)
 {
-	size_t busy = l->n + l->nwait;
+	size_t i, j;
 
+	sl->n = 0;
+	for (i = 0; i < l->nwait && sl->n < SLOW_MAX; i++) {
+		const char *host = l->wait[i].send.host;
+		if (now - l->wait[i].claimed < SLOW_MS)
+			continue;
+		for (j = 0; j < sl->n && strcmp(sl->host[j], host) != 0; j++)
+			;
+		if (j == sl->n &&
+		    host_busy(l, host) >= l->cfg->deliverer_per_endpoint)
+			sl->host[sl->n++] = host;
+	}
+}
+
+static int
+slow_has(const struct slow *sl, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < sl->n; i++)
+		if (strcmp(sl->host[i], host) == 0)
+			return 1;
+	return 0;
+}
+
+/* Add s's subscription to the JSON array held (len bytes so far, no
+ * closing bracket yet) unless it is there or there is no room. */
+static void
+held_add(char *held, size_t *len, const struct wl_send *s)
+{
+	size_t n = strlen(s->subscription_id) + 2;
+
+	if (wl_deliver_held(held, s->subscription_id) ||
+	    *len + n + 3 > HELD_MAX)
+		return;
+	if (*len > 1)
+		held[(*len)++] = ',';
+	snprintf(held + *len, HELD_MAX - *len, "\"%s\"", s->subscription_id);
+	*len += n;
+}
+
+/* The subscriptions sending to a slow endpoint, as a JSON array. */
+static void
+held_list(const struct loop *l, const struct slow *sl, char held[HELD_MAX])
+{
+	size_t i, len = 1;
+
+	memcpy(held, "[", 2);
+	for (i = 0; sl->n && i < l->n; i++)
+		if (slow_has(sl, l->xfers[i]->send.host))
+			held_add(held, &len, &l->xfers[i]->send);
+	for (i = 0; sl->n && i < l->nwait; i++)
+		if (slow_has(sl, l->wait[i].send.host))
+			held_add(held, &len, &l->wait[i].send);
+	memcpy(held + len, "]", 2);
+}
+
+/* What the sender can take on: its window w less what it holds, but for
+ * the claims waiting at a slow endpoint whose subscriptions are held. */
+static unsigned
+room(const struct loop *l, size_t w, const struct slow *sl,
+     const char *held)
+{
+	size_t busy = l->n + l->nwait, i;
+
+	for (i = 0; sl->n && i < l->nwait; i++)
+		if (slow_has(sl, l->wait[i].send.host) &&
+		    wl_deliver_held(held, l->wait[i].send.subscription_id))
+			busy--;
 	return w > busy ? (unsigned)(w - busy) : 0;
 }
 
@@ -460,6 +544,8 @@ usage(void)
 static void
 run(struct loop *l, int once)
 {
+	char held[HELD_MAX];
+	struct slow sl;
 	int running;
 	size_t w;
 
@@ -474,7 +560,10 @@ run(struct loop *l, int once)
 		if (reap(l) > 0)
 			start_waiting(l, 0);
 		w = window(l);
-		store_room(l->store, stopping ? 0 : room(l, w), w);
+		slow_find(l, wl_mono_ms(), &sl);
+		held_list(l, &sl, held);
+		store_room(l->store, stopping ? 0 : room(l, w, &sl, held), w,
+			   held);
 		if (l->n + l->nwait == 0 &&
 		    (stopping || (once && store_quiet(l->store))))
 			break;

@@ -54,6 +54,7 @@ struct store {
 	size_t nclaimed, capclaimed;
 	unsigned room;		/* what the sender can take, by its count */
 	size_t window;		/* what it may hold in all */
+	char held[HELD_MAX];	/* subscriptions not to claim for (JSON) */
 	unsigned long pushes;	/* batches handed in so far */
 	int quit;
 	int writing;		/* the recorder is writing a batch */
@@ -142,13 +143,15 @@ look(struct store *s, unsigned long pushes)
 	struct wl_send *sends = NULL;
 	size_t n = 0, avail;
 	unsigned long long taken = 0;
+	char held[HELD_MAX];
 	int rc;
 
 	pthread_mutex_lock(&s->mu);
 	avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
+	memcpy(held, s->held, sizeof(held));
 	pthread_mutex_unlock(&s->mu);
 	rc = wl_deliver_claim(s->app, s->owner, &s->ranges, (unsigned)avail,
-			      &sends, &n, &taken);
+			      held, &sends, &n, &taken);
 	pthread_mutex_lock(&s->mu);
 	/* What was claimed goes out, even when a later step failed. */
 	if (n > 0 &&
@@ -338,6 +341,7 @@ store_start(struct wl_app *app, struct wl_app *rec_app,
 	s->owner = owner;
 	s->wake = wake;
 	s->once = once;
+	memcpy(s->held, "[]", 3);
 	wl_ranges_init(&s->ranges);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -425,9 +429,11 @@ store_take(struct store *s, struct wl_send **out)
 
 /* The sender has room for this many more deliveries, of window. */
 void
-store_room(struct store *s, unsigned room, size_t window)
+store_room(struct store *s, unsigned room, size_t window, const char *held)
 {
 	pthread_mutex_lock(&s->mu);
+	if (strcmp(held, s->held) != 0)
+		snprintf(s->held, sizeof(s->held), "%s", held);
 	if (room != s->room || window != s->window) {
 		s->room = room;
 		s->window = window;

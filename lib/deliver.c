@@ -264,6 +264,7 @@ struct claim {
 	const char *owner;
 	struct wl_ranges *ranges;
 	unsigned max;
+	const char *held;	/* subscriptions not to claim for (JSON) */
 	int64_t now, lease;
 	struct wl_send *v;	/* to send */
 	size_t n, cap;
@@ -271,6 +272,18 @@ struct claim {
 	size_t nfails, capfails;
 	unsigned long long taken;
 };
+
+/* Is subscription sub in held, a JSON array of ids?  (Ids are letters,
+ * digits and _: quoted, they match only themselves.) */
+int
+wl_deliver_held(const char *held, const char *sub)
+{
+	char quoted[64];
+	int n = snprintf(quoted, sizeof(quoted), "\"%s\"", sub ? sub : "");
+
+	return n > 0 && (size_t)n < sizeof(quoted) &&
+	       strstr(held, quoted) != NULL;
+}
 
 /* A new zeroed send at the end of *v (n used, cap), or NULL. */
 static struct wl_send *
@@ -306,7 +319,7 @@ claim_retries(struct claim *c)
 	rc = wl_sql_exec(app->db, STMT_CLAIM,
 			 SQL_ARGS(SQL_STR(c->owner), SQL_INT(c->lease),
 				  SQL_INT(c->now), SQL_INT(c->now),
-				  SQL_INT(c->max)),
+				  SQL_STR(c->held), SQL_INT(c->max)),
 			 NULL, &claimed);
 	c->taken += claimed;
 	if (rc != WL_OK || claimed == 0)
@@ -529,6 +542,8 @@ claim_new(struct claim *c)
 	for (r = 0; rc == WL_OK && r < subs->nrows && c->n < c->max; r++) {
 		left = c->max - (unsigned)c->n;
 		others = subs->nrows - r - 1;
+		if (wl_deliver_held(c->held, wl_rows_str(subs, r, S_ID)))
+			continue;
 		if (!access_ok(subs, r, &range_cols, c->now))
 			rc = pause_sub(c->app, subs, r, &range_cols, NULL);
 		else
@@ -636,8 +651,8 @@ take_over(struct claim *c)
  */
 int
 wl_deliver_claim(struct wl_app *app, const char *owner,
-		 struct wl_ranges *ranges, unsigned max, struct wl_send **out,
-		 size_t *n, unsigned long long *taken)
+		 struct wl_ranges *ranges, unsigned max, const char *held,
+		 struct wl_send **out, size_t *n, unsigned long long *taken)
 {
 	static int64_t last_lease;
 	struct claim c;
@@ -648,6 +663,7 @@ wl_deliver_claim(struct wl_app *app, const char *owner,
 	c.owner = owner;
 	c.ranges = ranges;
 	c.max = max;
+	c.held = held && *held ? held : "[]";
 	c.now = wl_now_ms();
 	c.lease = c.now + app->cfg->timeout_seconds * 1000LL + 20000;
 	if (c.lease <= last_lease)

@@ -559,7 +559,8 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"WHERE subscription_id = ? AND first_seq = ? AND lease_owner = ?",
     [STMT_CLAIM] =
 	"UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE status "
-	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? ORDER BY "
+	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? AND NOT "
+	"JSON_CONTAINS(?, JSON_QUOTE(subscription_id)) ORDER BY "
 	"next_attempt_at LIMIT ?",
     /* Deliveries first, by lease: left to itself the optimizer may start
      * from the subscription and read every delivery it ever had.  A

@@ -224,13 +224,15 @@ struct wl_ranges {
 
 WL_EXPORT void wl_deliver_owner(char out[48]);
 /* Claim up to about max sends: due retries, ranges of new events, ranges
- * whose deliverer is gone.  *n: the sends to make; *taken: the
- * deliveries claimed, those failed at once (access lost, destination
- * refused) included. */
+ * whose deliverer is gone; none of due retries or new events of the
+ * subscriptions in held (a JSON array of ids, or NULL).  *n: the sends to
+ * make; *taken: the deliveries claimed, those failed at once (access
+ * lost, destination refused) included. */
 WL_EXPORT int wl_deliver_claim(struct wl_app *, const char *owner,
 			       struct wl_ranges *, unsigned max,
-			       struct wl_send **out, size_t *n,
-			       unsigned long long *taken);
+			       const char *held, struct wl_send **out,
+			       size_t *n, unsigned long long *taken);
+WL_EXPORT int wl_deliver_held(const char *held, const char *subscription_id);
 WL_EXPORT int wl_deliver_record(struct wl_app *, const char *owner,
 				struct wl_ranges *,
 				const struct wl_attempt *, size_t n);

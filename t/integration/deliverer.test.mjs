@@ -207,6 +207,37 @@ describe('deliverer process', () => {
     }
   });
 
+  test('an endpoint that stalls holds back no other tenant\'s deliveries', { timeout: 120000 }, async (t) => {
+    // Tenant A's endpoint takes connections and never answers: each
+    // attempt runs to the 10 s timeout, and the 16 slots of the endpoint
+    // (deliverer_per_endpoint) stay full while claims for it wait.  Those
+    // claims must not fill the sender's window: tenant B's event, to
+    // another endpoint (localhost, the same receiver), goes out at once.
+    const a = newTenant();
+    const b = newTenant();
+    const stalled = [];
+    for (let i = 0; i < 4; i += 1) {
+      const url = rx.url(uniq('stall'));
+      rx.setDefault(url, { status: 200, delayMs: 12000 });
+      await mustCreateSub(a.k1, { url, eventTypes: [CREATED] });
+      stalled.push(url);
+    }
+    const fast = rx.url(uniq('fast')).replace('127.0.0.1', 'localhost');
+    await mustCreateSub(b.k1, { url: fast, eventTypes: [CREATED] });
+    await burst(a.k1, a.q1, 60);
+    const open = () => stalled.reduce((n, url) => n + rx.at(url).length, 0);
+    await waitUntil(() => open() >= 16, 20000, () => `16 attempts open at the stalled endpoint (have ${open()})`);
+    // Past SLOW_MS for the claims that wait, well within their 10 s.
+    await sleep(2500);
+    const t0 = Date.now();
+    await walkIn(b.k1, b.q1);
+    await rx.waitFor(fast, 1, 20000);
+    const waited = rx.at(fast)[0].receivedAt - t0;
+    t.diagnostic(`B's event arrived after ${waited} ms; ${open()} attempts reached the stalled endpoint meanwhile`);
+    assert.ok(waited < 4000, `B's event waited ${waited} ms behind A's stalled endpoint`);
+    assert.ok(open() <= 16 + 16, `more attempts than the endpoint's slots allow: ${open()}`);
+  });
+
   test('attempts that finish together are each recorded with their own outcome', { timeout: 60000 }, async (t) => {
     // The deliverer records the attempts that finish in the same turn in
     // one transaction: each row must still get its own status, count,
