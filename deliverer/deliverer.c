@@ -51,6 +51,7 @@ struct xfer {
 struct waiting {
 	struct wl_send send;
 	int64_t claimed; /* monotonic ms */
+	int held;	 /* its subscription is held (see held_list()) */
 };
 
 /* A subscription whose endpoint answered 410, for GONE_MS after the
@@ -87,11 +88,13 @@ struct loop {
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
 
-/* A claim that has waited this long at an endpoint with every slot in
- * flight marks the endpoint slow.  The claimer then leaves out the
- * subscriptions sending there, and their waiting claims stop counting
- * against the window: an endpoint that stalls holds back no other's
- * deliveries.  (A fast endpoint starts what waits within milliseconds.) */
+/* An endpoint with every slot in flight, none started for this long,
+ * and a claim that has waited as long is slow: no attempt there has
+ * ended for that time.  The claimer then leaves out the subscriptions
+ * sending there, and their waiting claims stop counting against the
+ * window (up to deliverer_concurrency of them): an endpoint that stalls
+ * holds back no other's deliveries.  A busy endpoint that answers starts
+ * a waiting claim each time an attempt ends. */
 #define SLOW_MS 1000
 
 /* The endpoints found slow in a turn (see slow_find()), at most. */
@@ -433,6 +436,7 @@ take(struct loop *l)
 	}
 	for (i = 0; i < n; i++) {
 		l->wait[l->nwait].send = sends[i];
+		l->wait[l->nwait].held = 0;
 		l->wait[l->nwait++].claimed = now;
 	}
 	free(sends);
@@ -455,8 +459,24 @@ window(struct loop *l)
 	return w < conc * WINDOW ? w : conc * WINDOW;
 }
 
-/* The endpoints with every slot in flight where a claim has waited
- * SLOW_MS (for this turn: the hosts are those of waiting claims). */
+/* Is host's every slot in flight, none started in the last SLOW_MS? */
+static int
+host_stalled(const struct loop *l, const char *host, int64_t now)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->xfers[i]->send.host, host) != 0)
+			continue;
+		if (now - l->xfers[i]->started_mono < SLOW_MS)
+			return 0;
+		n++;
+	}
+	return n >= l->cfg->deliverer_per_endpoint;
+}
+
+/* The slow endpoints (see SLOW_MS), for this turn: the hosts are those of
+ * waiting claims. */
 static void
 slow_find(const struct loop *l, int64_t now, struct slow *sl)
 {
@@ -469,8 +489,7 @@ slow_find(const struct loop *l, int64_t now, struct slow *sl)
 			continue;
 		for (j = 0; j < sl->n && strcmp(sl->host[j], host) != 0; j++)
 			;
-		if (j == sl->n &&
-		    host_busy(l, host) >= l->cfg->deliverer_per_endpoint)
+		if (j == sl->n && host_stalled(l, host, now))
 			sl->host[sl->n++] = host;
 	}
 }
@@ -486,50 +505,53 @@ slow_has(const struct slow *sl, const char *host)
 	return 0;
 }
 
-/* Add s's subscription to the JSON array held (len bytes so far, no
- * closing bracket yet) unless it is there or there is no room. */
-static void
+/* Add s's subscription to held, ids separated by commas (len bytes so
+ * far), unless it is there or there is no room.  Returns whether it is
+ * there. */
+static int
 held_add(char *held, size_t *len, const struct wl_send *s)
 {
-	size_t n = strlen(s->subscription_id) + 2;
+	size_t n = strlen(s->subscription_id);
 
-	if (wl_deliver_held(held, s->subscription_id) ||
-	    *len + n + 3 > HELD_MAX)
-		return;
-	if (*len > 1)
+	if (wl_deliver_held(held, s->subscription_id))
+		return 1;
+	if (*len + n + 2 > HELD_MAX)
+		return 0;
+	if (*len > 0)
 		held[(*len)++] = ',';
-	snprintf(held + *len, HELD_MAX - *len, "\"%s\"", s->subscription_id);
+	memcpy(held + *len, s->subscription_id, n + 1);
 	*len += n;
+	return 1;
 }
 
-/* The subscriptions sending to a slow endpoint, as a JSON array. */
+/* The subscriptions sending to a slow endpoint, into held; marks the
+ * waiting claims of those held. */
 static void
-held_list(const struct loop *l, const struct slow *sl, char held[HELD_MAX])
+held_list(struct loop *l, const struct slow *sl, char held[HELD_MAX])
 {
-	size_t i, len = 1;
+	size_t i, len = 0;
 
-	memcpy(held, "[", 2);
+	held[0] = '\0';
 	for (i = 0; sl->n && i < l->n; i++)
 		if (slow_has(sl, l->xfers[i]->send.host))
 			held_add(held, &len, &l->xfers[i]->send);
-	for (i = 0; sl->n && i < l->nwait; i++)
-		if (slow_has(sl, l->wait[i].send.host))
-			held_add(held, &len, &l->wait[i].send);
-	memcpy(held + len, "]", 2);
+	for (i = 0; i < l->nwait; i++)
+		l->wait[i].held = sl->n && slow_has(sl, l->wait[i].send.host) &&
+				  held_add(held, &len, &l->wait[i].send);
 }
 
 /* What the sender can take on: its window w less what it holds, but for
- * the claims waiting at a slow endpoint whose subscriptions are held. */
+ * up to deliverer_concurrency claims waiting for held subscriptions. */
 static unsigned
-room(const struct loop *l, size_t w, const struct slow *sl,
-     const char *held)
+room(const struct loop *l, size_t w)
 {
-	size_t busy = l->n + l->nwait, i;
+	size_t busy = l->n + l->nwait, i, held = 0;
 
-	for (i = 0; sl->n && i < l->nwait; i++)
-		if (slow_has(sl, l->wait[i].send.host) &&
-		    wl_deliver_held(held, l->wait[i].send.subscription_id))
-			busy--;
+	for (i = 0; i < l->nwait; i++)
+		held += l->wait[i].held;
+	if (held > l->cfg->deliverer_concurrency)
+		held = l->cfg->deliverer_concurrency;
+	busy -= held;
 	return w > busy ? (unsigned)(w - busy) : 0;
 }
 
@@ -562,8 +584,7 @@ run(struct loop *l, int once)
 		w = window(l);
 		slow_find(l, wl_mono_ms(), &sl);
 		held_list(l, &sl, held);
-		store_room(l->store, stopping ? 0 : room(l, w, &sl, held), w,
-			   held);
+		store_room(l->store, stopping ? 0 : room(l, w), w, held);
 		if (l->n + l->nwait == 0 &&
 		    (stopping || (once && store_quiet(l->store))))
 			break;

@@ -54,7 +54,7 @@ struct store {
 	size_t nclaimed, capclaimed;
 	unsigned room;		/* what the sender can take, by its count */
 	size_t window;		/* what it may hold in all */
-	char held[HELD_MAX];	/* subscriptions not to claim for (JSON) */
+	char held[HELD_MAX];	/* subscriptions not to claim for (a,b) */
 	unsigned long pushes;	/* batches handed in so far */
 	int quit;
 	int writing;		/* the recorder is writing a batch */
@@ -341,7 +341,6 @@ store_start(struct wl_app *app, struct wl_app *rec_app,
 	s->owner = owner;
 	s->wake = wake;
 	s->once = once;
-	memcpy(s->held, "[]", 3);
 	wl_ranges_init(&s->ranges);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -431,10 +430,19 @@ store_take(struct store *s, struct wl_send **out)
 void
 store_room(struct store *s, unsigned room, size_t window, const char *held)
 {
+	int changed;
+
 	pthread_mutex_lock(&s->mu);
-	if (strcmp(held, s->held) != 0)
+	changed = room != s->room || window != s->window;
+	/* What was held back may be due now: a look is, and the last one's
+	 * "nothing" no longer holds. */
+	if (strcmp(held, s->held) != 0) {
 		snprintf(s->held, sizeof(s->held), "%s", held);
-	if (room != s->room || window != s->window) {
+		s->looked_empty = 0;
+		s->last_feed = 0;
+		changed = 1;
+	}
+	if (changed) {
 		s->room = room;
 		s->window = window;
 		wake_claimer(s);

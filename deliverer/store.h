@@ -26,7 +26,7 @@ void store_record(struct store *, struct done *, size_t n);
 void store_release(struct store *, struct wl_send *);
 size_t store_take(struct store *, struct wl_send **out);
 /* The subscriptions sending to a slow endpoint, not to be claimed for:
- * a JSON array of ids, at most HELD_MAX bytes. */
+ * ids separated by commas, at most HELD_MAX bytes. */
 #define HELD_MAX 4096
 void store_room(struct store *, unsigned room, size_t window,
 		const char *held);

@@ -264,7 +264,7 @@ struct claim {
 	const char *owner;
 	struct wl_ranges *ranges;
 	unsigned max;
-	const char *held;	/* subscriptions not to claim for (JSON) */
+	const char *held;	/* subscriptions not to claim for (a,b) */
 	int64_t now, lease;
 	struct wl_send *v;	/* to send */
 	size_t n, cap;
@@ -273,16 +273,19 @@ struct claim {
 	unsigned long long taken;
 };
 
-/* Is subscription sub in held, a JSON array of ids?  (Ids are letters,
- * digits and _: quoted, they match only themselves.) */
+/* Is subscription sub in held, a comma-separated list of ids? */
 int
 wl_deliver_held(const char *held, const char *sub)
 {
-	char quoted[64];
-	int n = snprintf(quoted, sizeof(quoted), "\"%s\"", sub ? sub : "");
+	size_t n = sub ? strlen(sub) : 0;
+	const char *p = held;
 
-	return n > 0 && (size_t)n < sizeof(quoted) &&
-	       strstr(held, quoted) != NULL;
+	while (n > 0 && (p = strstr(p, sub)) != NULL) {
+		if ((p == held || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
 }
 
 /* A new zeroed send at the end of *v (n used, cap), or NULL. */
@@ -663,7 +666,7 @@ wl_deliver_claim(struct wl_app *app, const char *owner,
 	c.owner = owner;
 	c.ranges = ranges;
 	c.max = max;
-	c.held = held && *held ? held : "[]";
+	c.held = held ? held : "";
 	c.now = wl_now_ms();
 	c.lease = c.now + app->cfg->timeout_seconds * 1000LL + 20000;
 	if (c.lease <= last_lease)

@@ -559,9 +559,9 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"WHERE subscription_id = ? AND first_seq = ? AND lease_owner = ?",
     [STMT_CLAIM] =
 	"UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE status "
-	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? AND NOT "
-	"JSON_CONTAINS(?, JSON_QUOTE(subscription_id)) ORDER BY "
-	"next_attempt_at LIMIT ?",
+	"= 'pending' AND next_attempt_at <= ? AND lease_until < ? AND "
+	"FIND_IN_SET(subscription_id, ?) = 0 ORDER BY next_attempt_at LIMIT "
+	"?",
     /* Deliveries first, by lease: left to itself the optimizer may start
      * from the subscription and read every delivery it ever had.  A
      * delivery whose subscription is gone comes back too (s.status

@@ -469,6 +469,23 @@ START_TEST(delivery_address_check_follows_insecure_flag)
 }
 END_TEST
 
+START_TEST(held_subscriptions_match_whole_ids_only)
+{
+	const char *held = "whs_ab,whs_abc,whs_x";
+
+	ck_assert(wl_deliver_held(held, "whs_ab"));
+	ck_assert(wl_deliver_held(held, "whs_abc"));
+	ck_assert(wl_deliver_held(held, "whs_x"));
+	ck_assert(!wl_deliver_held(held, "whs_a"));
+	ck_assert(!wl_deliver_held(held, "whs_abcd"));
+	ck_assert(!wl_deliver_held(held, "hs_x"));
+	ck_assert(!wl_deliver_held(held, ""));
+	ck_assert(!wl_deliver_held(held, NULL));
+	ck_assert(!wl_deliver_held("", "whs_ab"));
+	ck_assert(wl_deliver_held("whs_b", "whs_b"));
+}
+END_TEST
+
 Suite *
 suite_webhook(void)
 {
@@ -501,6 +518,7 @@ suite_webhook(void)
 	tcase_add_test(tc, destination_refusals);
 	tcase_add_test(tc, destination_insecure_loopback_is_accepted);
 	tcase_add_test(tc, delivery_address_check_follows_insecure_flag);
+	tcase_add_test(tc, held_subscriptions_match_whole_ids_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
