@@ -64,6 +64,18 @@ struct gone {
 
 #define GONE_MAX 16
 
+/* The attempts ended at an endpoint, counted in spans of RATE_MS, half
+ * of WAIT_MS: those of this span and the last are about what it takes in
+ * WAIT_MS.  Kept for the last RATES_MAX endpoints to end one. */
+#define RATE_MS (WAIT_MS / 2)
+#define RATES_MAX 16
+
+struct rate {
+	char host[256];
+	int64_t since;	       /* the current span's start (monotonic ms) */
+	unsigned ended, before; /* ended in it, in the span before */
+};
+
 struct loop {
 	struct store *store;
 	const struct wl_config *cfg;
@@ -78,6 +90,8 @@ struct loop {
 	size_t started_now, started_before; /* and the one before */
 	struct gone gone[GONE_MAX];
 	size_t ngone;
+	struct rate rates[RATES_MAX];
+	size_t nrates;
 };
 
 /* The window (see window()) holds at most this many times what the
@@ -88,13 +102,13 @@ struct loop {
  * (its lease lasts the attempt timeout plus 20 s). */
 #define WAIT_MS 10000
 
-/* An endpoint with every slot in flight, none started for this long,
- * and a claim that has waited as long is slow: no attempt there has
- * ended for that time.  The claimer then leaves out the subscriptions
- * sending there, and their waiting claims stop counting against the
- * window (up to deliverer_concurrency of them): an endpoint that stalls
- * holds back no other's deliveries.  A busy endpoint that answers starts
- * a waiting claim each time an attempt ends. */
+/* An endpoint with every slot in flight, a claim that has waited this
+ * long, and more claims waiting than it ends attempts in WAIT_MS (see
+ * struct rate) is slow: what it cannot take in time would go back
+ * unsent.  The claimer then leaves out the subscriptions sending
+ * there, and their waiting claims stop counting against the window: an
+ * endpoint that stalls holds back no other's deliveries, and gets about
+ * what it takes. */
 #define SLOW_MS 1000
 
 /* The endpoints found slow in a turn (see slow_find()), at most. */
@@ -335,6 +349,52 @@ result_of(const struct xfer *x, CURLcode code, int64_t mono,
 		res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
 }
 
+static struct rate *
+rate_find(struct loop *l, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < l->nrates; i++)
+		if (strcmp(l->rates[i].host, host) == 0)
+			return &l->rates[i];
+	return NULL;
+}
+
+/* Start a new span when the current one is over. */
+static void
+rate_roll(struct rate *r, int64_t now)
+{
+	if (now - r->since < RATE_MS)
+		return;
+	r->before = now - r->since < 2 * RATE_MS ? r->ended : 0;
+	r->ended = 0;
+	r->since = now;
+}
+
+/* Count an attempt ended at host (the oldest endpoint's count makes way
+ * for a new one). */
+static void
+rate_note(struct loop *l, const char *host, int64_t now)
+{
+	struct rate *r = rate_find(l, host);
+	size_t i, old = 0;
+
+	if (r == NULL) {
+		if (l->nrates < RATES_MAX)
+			old = l->nrates++;
+		else
+			for (i = 1; i < RATES_MAX; i++)
+				if (l->rates[i].since < l->rates[old].since)
+					old = i;
+		r = &l->rates[old];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->host, sizeof(r->host), "%s", host);
+		r->since = now;
+	}
+	rate_roll(r, now);
+	r->ended++;
+}
+
 /* Hand every transfer that has finished to the store, to be recorded
  * together, and let them go.  Returns how many finished. */
 static size_t
@@ -357,6 +417,7 @@ reap(struct loop *l)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
 				  (char **)&x);
 		result_of(x, msg->data.result, now, &done[n].res);
+		rate_note(l, x->send.host, now);
 		if (done[n].res.http_status == 410)
 			gone_add(l, &x->send, now);
 		done[n++].send = x->send;
@@ -459,37 +520,43 @@ window(struct loop *l)
 	return w < conc * WINDOW ? w : conc * WINDOW;
 }
 
-/* Is host's every slot in flight, none started in the last SLOW_MS? */
+/* Is host slow (see SLOW_MS)? */
 static int
-host_stalled(const struct loop *l, const char *host, int64_t now)
+host_slow(struct loop *l, const char *host, int64_t now)
 {
-	size_t i, n = 0;
+	struct rate *r;
+	size_t waiting = 0, takes = 0, i;
 
-	for (i = 0; i < l->n; i++) {
-		if (strcmp(l->xfers[i]->send.host, host) != 0)
-			continue;
-		if (now - l->xfers[i]->started_mono < SLOW_MS)
-			return 0;
-		n++;
+	if (host_busy(l, host) < l->cfg->deliverer_per_endpoint)
+		return 0;
+	for (i = 0; i < l->nwait; i++)
+		waiting += strcmp(l->wait[i].send.host, host) == 0;
+	if ((r = rate_find(l, host)) != NULL) {
+		rate_roll(r, now);
+		takes = (size_t)r->ended + r->before;
 	}
-	return n >= l->cfg->deliverer_per_endpoint;
+	return waiting > takes;
 }
 
 /* The slow endpoints (see SLOW_MS), for this turn: the hosts are those of
- * waiting claims. */
+ * claims that have waited SLOW_MS, each looked at once. */
 static void
-slow_find(const struct loop *l, int64_t now, struct slow *sl)
+slow_find(struct loop *l, int64_t now, struct slow *sl)
 {
-	size_t i, j;
+	const char *seen[SLOW_MAX * 2];
+	size_t i, j, nseen = 0;
 
 	sl->n = 0;
-	for (i = 0; i < l->nwait && sl->n < SLOW_MAX; i++) {
+	for (i = 0; i < l->nwait && nseen < SLOW_MAX * 2; i++) {
 		const char *host = l->wait[i].send.host;
 		if (now - l->wait[i].claimed < SLOW_MS)
 			continue;
-		for (j = 0; j < sl->n && strcmp(sl->host[j], host) != 0; j++)
+		for (j = 0; j < nseen && strcmp(seen[j], host) != 0; j++)
 			;
-		if (j == sl->n && host_stalled(l, host, now))
+		if (j < nseen)
+			continue;
+		seen[nseen++] = host;
+		if (sl->n < SLOW_MAX && host_slow(l, host, now))
 			sl->host[sl->n++] = host;
 	}
 }
@@ -541,17 +608,15 @@ held_list(struct loop *l, const struct slow *sl, char held[HELD_MAX])
 }
 
 /* What the sender can take on: its window w less what it holds, but for
- * up to deliverer_concurrency claims waiting for held subscriptions. */
+ * the claims waiting for held subscriptions.  (No claim adds to those:
+ * what waits for them was claimed before they were held.) */
 static unsigned
 room(const struct loop *l, size_t w)
 {
-	size_t busy = l->n + l->nwait, i, held = 0;
+	size_t busy = l->n + l->nwait, i;
 
 	for (i = 0; i < l->nwait; i++)
-		held += l->wait[i].held;
-	if (held > l->cfg->deliverer_concurrency)
-		held = l->cfg->deliverer_concurrency;
-	busy -= held;
+		busy -= l->wait[i].held;
 	return w > busy ? (unsigned)(w - busy) : 0;
 }
 

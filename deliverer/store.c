@@ -55,6 +55,7 @@ struct store {
 	unsigned room;		/* what the sender can take, by its count */
 	size_t window;		/* what it may hold in all */
 	char held[HELD_MAX];	/* subscriptions not to claim for (a,b) */
+	unsigned long held_changes; /* times held changed */
 	unsigned long pushes;	/* batches handed in so far */
 	int quit;
 	int writing;		/* the recorder is writing a batch */
@@ -144,11 +145,13 @@ look(struct store *s, unsigned long pushes)
 	size_t n = 0, avail;
 	unsigned long long taken = 0;
 	char held[HELD_MAX];
+	unsigned long held_changes;
 	int rc;
 
 	pthread_mutex_lock(&s->mu);
 	avail = s->room > s->nclaimed ? s->room - s->nclaimed : 0;
 	memcpy(held, s->held, sizeof(held));
+	held_changes = s->held_changes;
 	pthread_mutex_unlock(&s->mu);
 	rc = wl_deliver_claim(s->app, s->owner, &s->ranges, (unsigned)avail,
 			      held, &sends, &n, &taken);
@@ -181,6 +184,11 @@ look(struct store *s, unsigned long pushes)
 	 * which is not "nothing due". */
 	s->looked_empty = (rc != WL_OK || taken == 0) && avail > 0 &&
 			  s->pushes == pushes;
+	/* Held changed while it looked with the old list: look again. */
+	if (s->held_changes != held_changes) {
+		s->last_feed = 0;
+		s->looked_empty = 0;
+	}
 	pthread_mutex_unlock(&s->mu);
 	free(sends);
 	curl_multi_wakeup(s->wake);
@@ -438,6 +446,7 @@ store_room(struct store *s, unsigned room, size_t window, const char *held)
 	 * "nothing" no longer holds. */
 	if (strcmp(held, s->held) != 0) {
 		snprintf(s->held, sizeof(s->held), "%s", held);
+		s->held_changes++;
 		s->looked_empty = 0;
 		s->last_feed = 0;
 		changed = 1;

@@ -635,10 +635,13 @@ take_over(struct claim *c)
 	rc = wl_sql_exec(c->app->db, STMT_RANGE_TAKEN,
 			 SQL_ARGS(SQL_STR(c->owner), SQL_INT(c->lease)), &rows,
 			 NULL);
+	/* (A range of a held subscription stays leased, unsent, and is
+	 * taken over again when its lease runs out.) */
 	for (r = 0; rc == WL_OK && r < rows->nrows; r++)
-		rc = resume_range(c, wl_rows_str(rows, r, 0),
-				  wl_rows_int(rows, r, 1),
-				  wl_rows_int(rows, r, 2));
+		if (!wl_deliver_held(c->held, wl_rows_str(rows, r, 0)))
+			rc = resume_range(c, wl_rows_str(rows, r, 0),
+					  wl_rows_int(rows, r, 1),
+					  wl_rows_int(rows, r, 2));
 	wl_rows_free(rows);
 	return rc;
 }

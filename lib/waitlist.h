@@ -224,10 +224,10 @@ struct wl_ranges {
 
 WL_EXPORT void wl_deliver_owner(char out[48]);
 /* Claim up to about max sends: due retries, ranges of new events, ranges
- * whose deliverer is gone; none of due retries or new events of the
- * subscriptions in held (ids separated by commas, or NULL).  *n: the sends to
- * make; *taken: the deliveries claimed, those failed at once (access
- * lost, destination refused) included. */
+ * whose deliverer is gone; none for the subscriptions in held (ids
+ * separated by commas, or NULL).  *n: the sends to make; *taken: the
+ * deliveries claimed, those failed at once (access lost, destination
+ * refused) included. */
 WL_EXPORT int wl_deliver_claim(struct wl_app *, const char *owner,
 			       struct wl_ranges *, unsigned max,
 			       const char *held, struct wl_send **out,
