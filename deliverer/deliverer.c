@@ -64,9 +64,9 @@ struct gone {
 
 #define GONE_MAX 16
 
-/* The attempts ended at an endpoint, counted in spans of RATE_MS, half
- * of WAIT_MS: those of this span and the last are about what it takes in
- * WAIT_MS.  Kept for the last RATES_MAX endpoints to end one. */
+/* The attempts ended at an endpoint, counted from its first in spans of
+ * RATE_MS, half of WAIT_MS: this span's and the last tell what it takes
+ * in WAIT_MS.  Kept for the last RATES_MAX endpoints to start one. */
 #define RATE_MS (WAIT_MS / 2)
 #define RATES_MAX 16
 
@@ -74,6 +74,7 @@ struct rate {
 	char host[256];
 	int64_t since;	       /* the current span's start (monotonic ms) */
 	unsigned ended, before; /* ended in it, in the span before */
+	int64_t before_ms;     /* how long the span before ran (0: none) */
 };
 
 struct loop {
@@ -240,6 +241,73 @@ host_busy(const struct loop *l, const char *host)
 	return n;
 }
 
+static struct rate *
+rate_find(struct loop *l, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < l->nrates; i++)
+		if (strcmp(l->rates[i].host, host) == 0)
+			return &l->rates[i];
+	return NULL;
+}
+
+/* Start a new span when the current one is over. */
+static void
+rate_roll(struct rate *r, int64_t now)
+{
+	int next = now - r->since < 2 * RATE_MS;
+
+	if (now - r->since < RATE_MS)
+		return;
+	r->before = next ? r->ended : 0;
+	r->before_ms = next ? now - r->since : 0;
+	r->ended = 0;
+	r->since = now;
+}
+
+/* The count of host, from its first attempt on (the endpoint counted
+ * longest ago makes way for a new one). */
+static struct rate *
+rate_get(struct loop *l, const char *host, int64_t now)
+{
+	struct rate *r = rate_find(l, host);
+	size_t i, old = 0;
+
+	if (r != NULL) {
+		rate_roll(r, now);
+		return r;
+	}
+	if (l->nrates < RATES_MAX)
+		old = l->nrates++;
+	else
+		for (i = 1; i < RATES_MAX; i++)
+			if (l->rates[i].since < l->rates[old].since)
+				old = i;
+	r = &l->rates[old];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->host, sizeof(r->host), "%s", host);
+	r->since = now;
+	return r;
+}
+
+/* About the attempts host ends in WAIT_MS, by those ended since its
+ * count began (over a second at least). */
+static size_t
+rate_takes(struct loop *l, const char *host, int64_t now)
+{
+	struct rate *r = rate_find(l, host);
+	int64_t span;
+
+	if (r == NULL)
+		return 0;
+	rate_roll(r, now);
+	span = now - r->since + r->before_ms;
+	if (span < SLOW_MS)
+		span = SLOW_MS;
+	return (size_t)(((int64_t)r->ended + r->before) * WAIT_MS / span);
+}
+
 /* A handle for a new transfer: one used before if there is one. */
 static CURL *
 easy_get(struct loop *l)
@@ -284,6 +352,7 @@ start(struct loop *l, struct wl_send *s)
 	x->retry_after = -1;
 	x->started = wl_clock_ms();
 	x->started_mono = wl_mono_ms();
+	rate_get(l, x->send.host, x->started_mono);
 	for (i = 0; s->headers[i]; i++)
 		x->headers = curl_slist_append(x->headers, s->headers[i]);
 	if (l->n == l->cap) {
@@ -349,52 +418,6 @@ result_of(const struct xfer *x, CURLcode code, int64_t mono,
 		res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
 }
 
-static struct rate *
-rate_find(struct loop *l, const char *host)
-{
-	size_t i;
-
-	for (i = 0; i < l->nrates; i++)
-		if (strcmp(l->rates[i].host, host) == 0)
-			return &l->rates[i];
-	return NULL;
-}
-
-/* Start a new span when the current one is over. */
-static void
-rate_roll(struct rate *r, int64_t now)
-{
-	if (now - r->since < RATE_MS)
-		return;
-	r->before = now - r->since < 2 * RATE_MS ? r->ended : 0;
-	r->ended = 0;
-	r->since = now;
-}
-
-/* Count an attempt ended at host (the oldest endpoint's count makes way
- * for a new one). */
-static void
-rate_note(struct loop *l, const char *host, int64_t now)
-{
-	struct rate *r = rate_find(l, host);
-	size_t i, old = 0;
-
-	if (r == NULL) {
-		if (l->nrates < RATES_MAX)
-			old = l->nrates++;
-		else
-			for (i = 1; i < RATES_MAX; i++)
-				if (l->rates[i].since < l->rates[old].since)
-					old = i;
-		r = &l->rates[old];
-		memset(r, 0, sizeof(*r));
-		snprintf(r->host, sizeof(r->host), "%s", host);
-		r->since = now;
-	}
-	rate_roll(r, now);
-	r->ended++;
-}
-
 /* Hand every transfer that has finished to the store, to be recorded
  * together, and let them go.  Returns how many finished. */
 static size_t
@@ -417,7 +440,7 @@ reap(struct loop *l)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
 				  (char **)&x);
 		result_of(x, msg->data.result, now, &done[n].res);
-		rate_note(l, x->send.host, now);
+		rate_get(l, x->send.host, now)->ended++;
 		if (done[n].res.http_status == 410)
 			gone_add(l, &x->send, now);
 		done[n++].send = x->send;
@@ -524,18 +547,13 @@ window(struct loop *l)
 static int
 host_slow(struct loop *l, const char *host, int64_t now)
 {
-	struct rate *r;
-	size_t waiting = 0, takes = 0, i;
+	size_t waiting = 0, i;
 
 	if (host_busy(l, host) < l->cfg->deliverer_per_endpoint)
 		return 0;
 	for (i = 0; i < l->nwait; i++)
 		waiting += strcmp(l->wait[i].send.host, host) == 0;
-	if ((r = rate_find(l, host)) != NULL) {
-		rate_roll(r, now);
-		takes = (size_t)r->ended + r->before;
-	}
-	return waiting > takes;
+	return waiting > rate_takes(l, host, now);
 }
 
 /* The slow endpoints (see SLOW_MS), for this turn: the hosts are those of
