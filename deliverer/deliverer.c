@@ -51,7 +51,6 @@ struct xfer {
 struct waiting {
 	struct wl_send send;
 	int64_t claimed; /* monotonic ms */
-	int held;	 /* its subscription is held (see held_list()) */
 };
 
 /* A subscription whose endpoint answered 410, for GONE_MS after the
@@ -239,6 +238,18 @@ host_busy(const struct loop *l, const char *host)
 		if (strcmp(l->xfers[i]->send.host, host) == 0)
 			n++;
 	return n;
+}
+
+/* Is host one of the n hosts of v? */
+static int
+host_in(const char *const *v, size_t n, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], host) == 0)
+			return 1;
+	return 0;
 }
 
 static struct rate *
@@ -467,8 +478,9 @@ static size_t
 start_waiting(struct loop *l, int give_back_all)
 {
 	int64_t now = wl_mono_ms();
-	size_t i, j, kept = 0, started = 0, nfull = 0;
+	size_t i, kept = 0, started = 0, nfull = 0;
 	const char *full[8]; /* endpoints found without room in this pass */
+	int was_full;
 
 	for (i = 0; i < l->nwait; i++) {
 		struct waiting *w = &l->wait[i];
@@ -478,9 +490,8 @@ start_waiting(struct loop *l, int give_back_all)
 			store_release(l->store, &w->send);
 			continue;
 		}
-		for (j = 0; j < nfull && strcmp(full[j], host) != 0; j++)
-			;
-		if (j == nfull && l->n < l->cfg->deliverer_concurrency &&
+		was_full = host_in(full, nfull, host);
+		if (!was_full && l->n < l->cfg->deliverer_concurrency &&
 		    host_busy(l, host) < l->cfg->deliverer_per_endpoint) {
 			if (start(l, &w->send) == 0)
 				started++;
@@ -489,7 +500,7 @@ start_waiting(struct loop *l, int give_back_all)
 		if (kept != i)
 			l->wait[kept] = *w;
 		/* (wait[kept] stays as it is for the rest of the pass.) */
-		if (j == nfull && nfull < 8 &&
+		if (!was_full && nfull < 8 &&
 		    l->n < l->cfg->deliverer_concurrency)
 			full[nfull++] = l->wait[kept].send.host;
 		kept++;
@@ -520,7 +531,6 @@ take(struct loop *l)
 	}
 	for (i = 0; i < n; i++) {
 		l->wait[l->nwait].send = sends[i];
-		l->wait[l->nwait].held = 0;
 		l->wait[l->nwait++].claimed = now;
 	}
 	free(sends);
@@ -562,32 +572,18 @@ static void
 slow_find(struct loop *l, int64_t now, struct slow *sl)
 {
 	const char *seen[SLOW_MAX * 2];
-	size_t i, j, nseen = 0;
+	size_t i, nseen = 0;
 
 	sl->n = 0;
 	for (i = 0; i < l->nwait && nseen < SLOW_MAX * 2; i++) {
 		const char *host = l->wait[i].send.host;
-		if (now - l->wait[i].claimed < SLOW_MS)
-			continue;
-		for (j = 0; j < nseen && strcmp(seen[j], host) != 0; j++)
-			;
-		if (j < nseen)
+		if (now - l->wait[i].claimed < SLOW_MS ||
+		    host_in(seen, nseen, host))
 			continue;
 		seen[nseen++] = host;
 		if (sl->n < SLOW_MAX && host_slow(l, host, now))
 			sl->host[sl->n++] = host;
 	}
-}
-
-static int
-slow_has(const struct slow *sl, const char *host)
-{
-	size_t i;
-
-	for (i = 0; i < sl->n; i++)
-		if (strcmp(sl->host[i], host) == 0)
-			return 1;
-	return 0;
 }
 
 /* Add s's subscription to held, ids separated by commas (len bytes so
@@ -609,32 +605,34 @@ held_add(char *held, size_t *len, const struct wl_send *s)
 	return 1;
 }
 
-/* The subscriptions sending to a slow endpoint, into held; marks the
- * waiting claims of those held. */
-static void
-held_list(struct loop *l, const struct slow *sl, char held[HELD_MAX])
+/* The subscriptions sending to a slow endpoint, into held.  Returns how
+ * many waiting claims are for those held. */
+static size_t
+held_list(const struct loop *l, const struct slow *sl, char held[HELD_MAX])
 {
-	size_t i, len = 0;
+	size_t i, len = 0, nheld = 0;
 
 	held[0] = '\0';
-	for (i = 0; sl->n && i < l->n; i++)
-		if (slow_has(sl, l->xfers[i]->send.host))
+	if (sl->n == 0)
+		return 0;
+	for (i = 0; i < l->n; i++)
+		if (host_in(sl->host, sl->n, l->xfers[i]->send.host))
 			held_add(held, &len, &l->xfers[i]->send);
 	for (i = 0; i < l->nwait; i++)
-		l->wait[i].held = sl->n && slow_has(sl, l->wait[i].send.host) &&
-				  held_add(held, &len, &l->wait[i].send);
+		if (host_in(sl->host, sl->n, l->wait[i].send.host) &&
+		    held_add(held, &len, &l->wait[i].send))
+			nheld++;
+	return nheld;
 }
 
 /* What the sender can take on: its window w less what it holds, but for
- * the claims waiting for held subscriptions.  (No claim adds to those:
- * what waits for them was claimed before they were held.) */
+ * the nheld claims waiting for held subscriptions.  (No claim adds to
+ * those: what waits for them was claimed before they were held.) */
 static unsigned
-room(const struct loop *l, size_t w)
+room(const struct loop *l, size_t w, size_t nheld)
 {
-	size_t busy = l->n + l->nwait, i;
+	size_t busy = l->n + l->nwait - nheld;
 
-	for (i = 0; i < l->nwait; i++)
-		busy -= l->wait[i].held;
 	return w > busy ? (unsigned)(w - busy) : 0;
 }
 
@@ -652,7 +650,7 @@ run(struct loop *l, int once)
 	char held[HELD_MAX];
 	struct slow sl;
 	int running;
-	size_t w;
+	size_t w, nheld;
 
 	for (;;) {
 		if (stopping)
@@ -666,8 +664,8 @@ run(struct loop *l, int once)
 			start_waiting(l, 0);
 		w = window(l);
 		slow_find(l, wl_mono_ms(), &sl);
-		held_list(l, &sl, held);
-		store_room(l->store, stopping ? 0 : room(l, w), w, held);
+		nheld = held_list(l, &sl, held);
+		store_room(l->store, stopping ? 0 : room(l, w, nheld), w, held);
 		if (l->n + l->nwait == 0 &&
 		    (stopping || (once && store_quiet(l->store))))
 			break;
