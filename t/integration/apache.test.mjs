@@ -248,6 +248,7 @@ test('Apache\'s own answers are JSON errors with the request id', async () => {
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.equal(res.json.code, 'not_found');
     assert.equal(res.json.requestId, res.headers.get('x-request-id'));
+    assert.equal(res.headers.get('cache-control'), 'no-store');
     assert.equal(res.headers.get('strict-transport-security'), 'max-age=63072000');
   }
 });
@@ -308,6 +309,7 @@ test('with the workers down Apache answers 503 unavailable as JSON', async () =>
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.equal(res.json.code, 'unavailable');
     assert.equal(res.json.requestId, res.headers.get('x-request-id'));
+    assert.equal(res.headers.get('cache-control'), 'no-store');
   } finally {
     stack('fcgi-start');
   }

@@ -150,6 +150,7 @@ function assertJson4xx(res, what) {
   assert.ok(res.json, `${what}: not JSON: ${res.text.slice(0, 200)}`);
   assert.deepEqual(Object.keys(res.json).sort(), ['code', 'error', 'requestId'], `${what}: ${res.text.slice(0, 200)}`);
   assert.equal(res.headers.get('x-request-id'), res.json.requestId, what);
+  assert.equal(res.headers.get('cache-control'), 'no-store', what);
 }
 
 const each = (cases, send, check) => eachCase(cases, send, check, (c) => c.what ?? label(c));

@@ -264,6 +264,7 @@ export function assertError(res, status, code, what = '') {
   assert.equal(typeof res.json.requestId, 'string');
   assert.ok(res.json.requestId.length > 0, `${label}empty requestId`);
   assert.equal(res.headers.get('x-request-id'), res.json.requestId, `${label}X-Request-Id differs from requestId`);
+  assert.equal(res.headers.get('cache-control'), 'no-store', `${label}Cache-Control`);
 }
 
 // A timestamp as the API writes them: UTC, milliseconds.

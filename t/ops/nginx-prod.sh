@@ -109,6 +109,7 @@ req "$tmp/r2" "$base"
 grep -q '^HTTP/[0-9.]* 404' "$tmp/r2" || fail "GET /v1/external: $(head -1 "$tmp/r2")"
 grep -q '"code":"not_found"' "$tmp/r2.body" || fail "GET /v1/external: $(cat "$tmp/r2.body")"
 grep -qi '^strict-transport-security:' "$tmp/r2" || fail "nginx's own 404 has no HSTS header"
+grep -qi '^cache-control: no-store' "$tmp/r2" || fail "nginx's own 404 has no Cache-Control: no-store"
 # JSON whatever the extension of the path.
 req "$tmp/r7" "https://127.0.0.1:$https_port/index.html"
 grep -q '^HTTP/[0-9.]* 404' "$tmp/r7" || fail "GET /index.html: $(head -1 "$tmp/r7")"
@@ -118,6 +119,7 @@ head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$tmp/big"
 req "$tmp/r3" -X POST -H 'content-type: application/json' --data-binary @"$tmp/big" "$base/waitlist/entries"
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r3" || fail "2 MiB body: $(head -1 "$tmp/r3")"
 grep -q '"code":"payload_too_large"' "$tmp/r3.body" || fail "2 MiB body: $(cat "$tmp/r3.body")"
+grep -qi '^cache-control: no-store' "$tmp/r3" || fail "2 MiB body: no Cache-Control: no-store"
 
 # An answer larger than the default buffers, to a client that reads it
 # slowly (openapi.json, 180 KiB, at 16 KiB a tenth of a second with a
@@ -153,6 +155,7 @@ req "$tmp/r5" --path-as-is "$base/me%00"
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r5" || fail "GET /me%00: $(head -1 "$tmp/r5")"
 grep -q '"code":"invalid_request"' "$tmp/r5.body" || fail "GET /me%00: $(cat "$tmp/r5.body")"
 grep -qi '^strict-transport-security:' "$tmp/r5" || fail "nginx's own 400 has no HSTS header"
+grep -qi '^cache-control: no-store' "$tmp/r5" || fail "nginx's own 400 has no Cache-Control: no-store"
 # Plain HTTP sent to the TLS port: the same JSON 400.
 req "$tmp/r6" "http://127.0.0.1:$https_port/v1/external/health"
 grep -q '^HTTP/[0-9.]* 400' "$tmp/r6" || fail "plain HTTP to the TLS port: $(head -1 "$tmp/r6")"
