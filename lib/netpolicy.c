@@ -162,7 +162,7 @@ wl_dest_check(const struct wl_config *cfg, enum wl_itype itype,
 	      const char *url, char *host, size_t hostsz, char *why,
 	      size_t whysz)
 {
-	char *scheme = NULL, *h = NULL, *user = NULL;
+	char *scheme = NULL, *h = NULL, *user = NULL, *port = NULL;
 	struct addrinfo hints, *res = NULL, *ai;
 	int insecure, rc = -1;
 	CURLU *u = curl_url();
@@ -175,6 +175,12 @@ wl_dest_check(const struct wl_config *cfg, enum wl_itype itype,
 	}
 	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
 		snprintf(why, whysz, "url must not carry credentials");
+		goto out;
+	}
+	/* (libcurl takes port 0, and every attempt would then fail.) */
+	if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
+	    strtol(port, NULL, 10) == 0) {
+		snprintf(why, whysz, "url port must be 1 to 65535");
 		goto out;
 	}
 	/* Bracketed IPv6 literals come back with their brackets. */
@@ -228,6 +234,7 @@ out:
 	curl_free(scheme);
 	curl_free(h);
 	curl_free(user);
+	curl_free(port);
 	curl_url_cleanup(u);
 	return rc;
 }

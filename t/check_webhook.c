@@ -407,6 +407,19 @@ refused(const struct wl_config *c, enum wl_itype t, const char *url)
 	ck_assert_msg(why[0] != '\0', "%s refused without a reason", url);
 }
 
+/* Refused for an API key, with a reason that names want. */
+static void
+refused_for(const struct wl_config *c, const char *url, const char *want)
+{
+	char host[256], why[256] = "";
+
+	ck_assert_msg(wl_dest_check(c, WL_ITYPE_API, url, host, sizeof(host),
+				    why, sizeof(why)) < 0,
+		      "%s was accepted", url);
+	ck_assert_msg(strstr(why, want) != NULL, "%s refused for: %s", url,
+		      why);
+}
+
 START_TEST(destination_refusals)
 {
 	struct wl_config *c = cfg_dest();
@@ -426,6 +439,10 @@ START_TEST(destination_refusals)
 	refused(c, WL_ITYPE_API, "https://user:pw@hooks.example.com/x");
 	refused(c, WL_ITYPE_API, "https://user@hooks.example.com/x");
 	refused(c, WL_ITYPE_API, "http://user:pw@127.0.0.1:9/x");
+	/* port 0, where nothing can be reached; ports past 65535 */
+	refused_for(c, "http://127.0.0.1:0/x", "port");
+	refused_for(c, "http://127.0.0.1:000/x", "port");
+	refused(c, WL_ITYPE_API, "http://127.0.0.1:65536/x");
 	/* not a URL */
 	refused(c, WL_ITYPE_API, "not a url");
 	refused(c, WL_ITYPE_API, "");
@@ -451,6 +468,9 @@ START_TEST(destination_insecure_loopback_is_accepted)
 				    host, sizeof(host), why, sizeof(why)) == 0,
 		      "refused: %s", why);
 	ck_assert_str_eq(host, "::1");
+	ck_assert_msg(wl_dest_check(c, WL_ITYPE_API, "http://127.0.0.1:65535/x",
+				    host, sizeof(host), why, sizeof(why)) == 0,
+		      "refused: %s", why);
 	wl_config_free(c);
 }
 END_TEST

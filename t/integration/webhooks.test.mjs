@@ -374,6 +374,8 @@ describe('subscription API', () => {
       ['http://10.0.0.5/x', /10\.0\.0\.5 is not an allowed webhook/], // not in allowed_hosts either
       [`http://user:pw@127.0.0.1:${port}/hook/creds`, /./], // credentials
       [`ftp://127.0.0.1:${port}/hook/ftp`, /./], // not http(s)
+      ['http://127.0.0.1:0/hook/zero', /port must be 1 to 65535/], // nothing listens on port 0
+      ['http://127.0.0.1:00/hook/zero', /port must be 1 to 65535/],
     ];
     for (const [url, why] of refused) {
       const res = await createSub(t.k1, { url, eventTypes: [CREATED] });
