@@ -51,15 +51,33 @@ wl_free_port() {
 	wl_die "no free port found in $from-$to"
 }
 
-# wl_wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s until it
-# succeeds; fails once SECONDS have passed.
+# wl_nap MS: a pause of MS milliseconds without a process of its own:
+# read times out on a pipe that no one writes (held open read-write, so
+# it never ends).  A sleep process costs this box milliseconds of CPU,
+# which a poll made while something is measured takes from it.
+wl_nap() {
+	local s
+	printf -v s '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+	if [ -z "${WL_NAP_FD:-}" ]; then
+		exec {WL_NAP_FD}<> <(:) || WL_NAP_FD=none
+	fi
+	if [ "$WL_NAP_FD" = none ]; then
+		sleep "$s"
+	else
+		read -r -t "$s" -u "$WL_NAP_FD" _ || true
+	fi
+}
+
+# wl_wait_until SECONDS COMMAND...: poll COMMAND every WL_WAIT_MS ms
+# (100) until it succeeds; fails once SECONDS have passed.
 wl_wait_until() {
-	local tries=$(($1 * 10))
+	local step=${WL_WAIT_MS:-100} tries
+	tries=$(($1 * 1000 / step))
 	shift
 	until "$@"; do
 		tries=$((tries - 1))
 		[ "$tries" -gt 0 ] || return 1
-		sleep 0.1
+		wl_nap "$step"
 	done
 }
 
@@ -97,7 +115,11 @@ wl_var_dirs() {
 wl_spawn() {
 	local name=$1 log=$2
 	shift 2
-	setsid "$@" </dev/null >>"$log" 2>&1 &
+	if [ "${WL_NAP_FD:-none}" = none ]; then
+		setsid "$@" </dev/null >>"$log" 2>&1 &
+	else # (without wl_nap's pipe)
+		setsid "$@" </dev/null >>"$log" 2>&1 {WL_NAP_FD}>&- &
+	fi
 	echo "$!" >"$WL_VAR/run/$name.pid"
 	WL_CHILDREN+=("$!")
 	WL_NAMES[$!]=$name
@@ -379,7 +401,7 @@ wl_deliverer_start() {
 	wl_spawn deliverer "$WL_VAR/log/deliverer.log" "$bin" --config "$WL_VAR/waitlist.conf"
 	pid=$!
 	# It has no socket to wait for; give it a moment to fail on bad config.
-	sleep 0.3
+	wl_nap 300
 	if ! wl_alive "$pid"; then
 		wl_tail "$WL_VAR/log/deliverer.log"
 		wl_die "waitlist-deliverer exited at start-up"
