@@ -846,13 +846,14 @@ describe('delivery', () => {
   });
 
   test('a 410 to an attempt made before a resume does not disable the subscription again', async () => {
-    // Two attempts in flight: the first answers 410 at once and disables
-    // the subscription, which is resumed before the second's 410 comes
-    // back 5 s later.  That answer is the endpoint's from before the
-    // resume.
+    // Two attempts in flight: the first answers 410 after 1 s and
+    // disables the subscription, which is resumed before the second's 410
+    // comes back 5 s after it was sent.  That answer is the endpoint's
+    // from before the resume.  (The first waits so that the second is
+    // sent even when a look comes between the two events' commits.)
     const t = newTenant();
     const url = rx.url(uniq('gone-late'));
-    rx.plan(url, { status: 410 }, { status: 410, delayMs: 5000 });
+    rx.plan(url, { status: 410, delayMs: 1000 }, { status: 410, delayMs: 5000 });
     rx.setDefault(url, { status: 200 });
     const s = await mustCreateSub(t.k1, { url, eventTypes: [CREATED] });
     await Promise.all([walkIn(t.k1, t.q1), walkIn(t.k1, t.q1)]);
