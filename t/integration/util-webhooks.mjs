@@ -271,7 +271,7 @@ export async function startReceiver() {
     },
     async waitFor(url, n, timeoutMs = 15000) {
       await waitUntil(() => this.at(url).length >= n, timeoutMs,
-        `${n} request(s) at ${url} (have ${this.at(url).length})`);
+        () => `${n} request(s) at ${url} (have ${this.at(url).length})`);
       return this.at(url);
     },
     close() {
