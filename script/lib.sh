@@ -13,6 +13,7 @@ WL_USER=$(id -un)
 PATH=$PATH:/usr/sbin:/sbin
 
 WL_STARTED=" "   # components started by this shell, for wl_stop_all
+WL_NAP_FD=       # wl_nap's pipe, opened at its first pause (never inherited)
 WL_CHILDREN=()   # their pids, for script/server's wait
 declare -gA WL_NAMES=()  # pid -> component, for messages
 
@@ -55,17 +56,21 @@ wl_free_port() {
 # read times out on a pipe that no one writes (held open read-write, so
 # it never ends).  A sleep process costs this box milliseconds of CPU,
 # which a poll made while something is measured takes from it.
+# (Opening the pipe sets $!, to the pid of its ":": read $! right after
+# the "&" it stands for.)
 wl_nap() {
-	local s
+	local s rc=0
 	printf -v s '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
-	if [ -z "${WL_NAP_FD:-}" ]; then
+	if [ -z "$WL_NAP_FD" ]; then
 		exec {WL_NAP_FD}<> <(:) || WL_NAP_FD=none
 	fi
-	if [ "$WL_NAP_FD" = none ]; then
-		sleep "$s"
-	else
-		read -r -t "$s" -u "$WL_NAP_FD" _ || true
+	if [ "$WL_NAP_FD" != none ]; then
+		read -r -t "$s" -u "$WL_NAP_FD" _ || rc=$?
+		# Over 128: timed out, the pause made.  Else the pipe failed.
+		[ "$rc" -gt 128 ] && return 0
+		WL_NAP_FD=none
 	fi
+	sleep "$s"
 }
 
 # wl_wait_until SECONDS COMMAND...: poll COMMAND every WL_WAIT_MS ms
@@ -386,7 +391,7 @@ wl_exe() {
 	local dir=${1%/*} name=${1##*/} head=
 	WL_EXE=("$1")
 	[ -x "$dir/.libs/$name" ] && [ -d "$WL_BIN/lib/.libs" ] || return 0
-	read -r -N 200 head <"$1" 2>/dev/null || true
+	read -r -N 200 head 2>/dev/null <"$1" || true
 	[[ $head == *"temporary wrapper script for .libs/$name"* ]] || return 0
 	WL_EXE=(env "LD_LIBRARY_PATH=$WL_BIN/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 		"$dir/.libs/$name")

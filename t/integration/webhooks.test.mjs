@@ -790,6 +790,7 @@ describe('delivery', () => {
     await Promise.all([walkIn(t.k1, t.q1), walkIn(t.k1, t.q1)]);
     await rx.waitFor(url, 2, 10000);
     await waitSub(t.k1, s.id, 'disabled', 'endpoint_gone');
+    assert.ok(rx.at(url).some((r) => r.answeredAt === null), 'the second attempt was not in flight when the first 410 disabled the subscription');
     await waitUntil(() => attemptLines(s.id, '"httpStatus":410').length === 2, 10000, 'both 410s to be settled');
     const records = await listDeliveries(t.k1, s.id);
     assert.equal(records.length, 2, JSON.stringify(records));
