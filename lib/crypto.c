@@ -70,24 +70,14 @@ wl_random_public(void *buf, size_t n)
 
 static const char crockford[] = "0123456789abcdefghjkmnpqrstvwxyz";
 
-/*
- * A new public id: prefix, then 26 base32 characters of 48 bits of
- * millisecond time and 80 random bits.  Time first keeps inserts at the end
- * of the primary key index; the random part makes ids unguessable.
- */
-int
-wl_id_new(const char *prefix, char *out)
+/* prefix, then the 16 bytes of raw as 26 base32 characters. */
+static int
+id_encode(const char *prefix, const unsigned char raw[16], char *out)
 {
-	unsigned char raw[16];
-	uint64_t ms = (uint64_t)wl_now_ms();
 	size_t plen = strlen(prefix), i;
-	unsigned acc = 0, bits = 0, o = 0;
+	unsigned acc, bits, o = 0;
 	char enc[27];
 
-	for (i = 0; i < 6; i++)
-		raw[i] = (unsigned char)(ms >> (40 - 8 * i));
-	if (wl_random_public(raw + 6, 10) != WL_OK)
-		return WL_ERR_CRYPTO;
 	/* 128 bits -> 26 chars: the first char carries the top 3 bits. */
 	acc = raw[0] >> 5;
 	enc[o++] = crockford[acc];
@@ -107,6 +97,43 @@ wl_id_new(const char *prefix, char *out)
 	memcpy(out, prefix, plen);
 	memcpy(out + plen, enc, o + 1);
 	return WL_OK;
+}
+
+/* raw's first 6 bytes: ms, most significant first. */
+static void
+id_time(unsigned char raw[16], int64_t ms)
+{
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		raw[i] = (unsigned char)((uint64_t)ms >> (40 - 8 * i));
+}
+
+/*
+ * A new public id: prefix, then 26 base32 characters of 48 bits of
+ * millisecond time and 80 random bits.  Time first keeps inserts at the end
+ * of the primary key index; the random part makes ids unguessable.
+ */
+int
+wl_id_new(const char *prefix, char *out)
+{
+	unsigned char raw[16];
+
+	id_time(raw, wl_now_ms());
+	if (wl_random_public(raw + 6, 10) != WL_OK)
+		return WL_ERR_CRYPTO;
+	return id_encode(prefix, raw, out);
+}
+
+/* The least id that wl_id_new could make at ms: every id made before ms
+ * sorts (as bytes) before it, every id made at ms or later not. */
+int
+wl_id_at(const char *prefix, int64_t ms, char *out)
+{
+	unsigned char raw[16] = {0};
+
+	id_time(raw, ms);
+	return id_encode(prefix, raw, out);
 }
 
 static EVP_MD *sha256_md;

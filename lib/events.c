@@ -234,6 +234,7 @@ wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 {
 	struct wl_rows *rows = NULL, *kept = NULL;
 	int64_t cut = now - WL_EVENT_RETENTION_MS;
+	char before[WL_ID_MAX];
 	size_t r;
 	int rc;
 
@@ -269,9 +270,10 @@ wl_purge(struct wl_db *db, int64_t now, struct wl_purged *p)
 						    WL_IDEMPOTENCY_KEEP_MS)),
 				   &p->idempotency);
 	if (rc == WL_OK)
+		rc = wl_id_at("dlv_", cut, before);
+	if (rc == WL_OK)
 		rc = purge_batches(db, STMT_PURGE_DELIVERIES,
-				   SQL_ARGS(SQL_INT(now -
-						    WL_EVENT_RETENTION_MS)),
+				   SQL_ARGS(SQL_STR(before), SQL_INT(cut)),
 				   &p->deliveries);
 	return rc;
 }

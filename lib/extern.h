@@ -51,6 +51,10 @@ int wl_random_public(void *, size_t);
 /* Public id: prefix + 26 Crockford base32 chars (48-bit ms time, 80 random
  * bits).  out must hold WL_ID_MAX bytes. */
 int wl_id_new(const char *prefix, char *out);
+/* The least id wl_id_new could make at ms: those made before ms sort
+ * (as bytes) before it.  out must hold WL_ID_MAX bytes.  WL_OK, or
+ * WL_ERR_INVALID for a prefix too long. */
+int wl_id_at(const char *prefix, int64_t ms, char *out);
 void wl_sha256(const void *, size_t, unsigned char out[32]);
 void wl_sha256_hex(const void *, size_t, char out[65]);
 int wl_hmac_sha256(const void *key, size_t keylen, const void *msg,

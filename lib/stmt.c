@@ -637,9 +637,14 @@ const char *const wl_stmt_sql[STMT__MAX] = {
 	"d.lease_owner = NULL, d.lease_until = 0, d.updated_at = ? WHERE "
 	"d.subscription_id = ? AND d.status = 'pending' AND s.status = "
 	"'disabled'",
+    /* By the primary key: a delivery's id begins with the time it was
+     * made (wl_id_at), before its record was last changed, so the ids
+     * made before the cut hold every record last changed before it (as
+     * far as the nodes' clocks agree: one changed by a node whose clock
+     * is behind may go at a later purge). */
     [STMT_PURGE_DELIVERIES] =
-	"DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ? "
-	"LIMIT 1000",
+	"DELETE FROM deliveries WHERE id < ? AND status <> 'pending' AND "
+	"updated_at < ? LIMIT 1000",
     [STMT_ANALYTICS_ENTRIES] =
 	"SELECT id, is_booking, status, created_at, first_in_service_at "
 	"FROM entries WHERE queue_id = ? AND created_at >= ? AND created_at "

@@ -135,6 +135,28 @@ START_TEST(id_time_part_encodes_the_clock)
 }
 END_TEST
 
+START_TEST(id_at_bounds_the_ids_made_before_and_after)
+{
+	char at[WL_ID_MAX], id[WL_ID_MAX], prev[WL_ID_MAX];
+	int64_t now;
+
+	ck_assert_int_eq(wl_id_new("dlv_", prev), WL_OK);
+	sleep_ms(2);
+	now = wl_now_ms();
+	ck_assert_int_eq(wl_id_at("dlv_", now, at), WL_OK);
+	ck_assert_int_eq(wl_id_new("dlv_", id), WL_OK);
+	ck_assert_uint_eq(strlen(at), strlen(id));
+	ck_assert_msg(strcmp(prev, at) < 0, "%s !< %s", prev, at);
+	ck_assert_msg(strcmp(at, id) <= 0, "%s !<= %s", at, id);
+	/* The time part only; the rest is all zeros. */
+	ck_assert_str_eq(at + 14, "0000000000000000");
+	ck_assert_int_eq(wl_id_at("dlv_", 0, at), WL_OK);
+	ck_assert_str_eq(at, "dlv_00000000000000000000000000");
+	ck_assert_int_eq(wl_id_at("dlv_", ((int64_t)1 << 48) - 1, at), WL_OK);
+	ck_assert_str_eq(at, "dlv_7zzzzzzzzz0000000000000000");
+}
+END_TEST
+
 START_TEST(b64url_round_trips_random_bytes)
 {
 	unsigned char in[40], back[40];
@@ -430,6 +452,7 @@ suite_crypto(void)
 	tcase_add_test(ti, ids_after_a_fork_differ_from_the_parents);
 	tcase_add_test(ti, ids_sort_in_time_order);
 	tcase_add_test(ti, id_time_part_encodes_the_clock);
+	tcase_add_test(ti, id_at_bounds_the_ids_made_before_and_after);
 	suite_add_tcase(s, ti);
 	tcase_add_test(tb, b64url_round_trips_random_bytes);
 	tcase_add_test(tb, b64url_uses_the_url_alphabet);

@@ -1377,21 +1377,30 @@ describe('delivery records', () => {
     assertError(await wh('GET', `/webhooks/subscriptions/${b.id}/deliveries?limit=1&cursor=${cursor}`, { key: t.k1 }), 400, 'invalid_cursor');
   });
 
-  test('purge drops finished records seven days after their last change, and keeps pending ones', async () => {
+  test('purge drops finished records seven days after their last change, and keeps pending and recently changed ones', async () => {
     const t = newTenant();
     const s = await mustCreateSub(t.k1, { url: rx.url(uniq('purge')), eventTypes: [CREATED] });
     for (let i = 0; i < 3; i += 1) await walkIn(t.k1, t.q1);
     await waitUntil(async () => (await listDeliveries(t.k1, s.id)).filter((x) => x.status === 'succeeded').length === 3,
       15000, 'three deliveries to succeed');
-    const [old, pending, recent] = (await listDeliveries(t.k1, s.id)).map((d) => d.id);
+    const [made, pendingMade, retriedMade] = (await listDeliveries(t.k1, s.id)).map((d) => d.id);
+    // Made and last changed eight days ago, as its id says too (its first
+    // ten characters after the prefix are the time it was made).
     const eight = Date.now() - 8 * 86400 * 1000;
-    sql(`UPDATE deliveries SET updated_at = ${eight} WHERE id IN ('${old}', '${pending}')`);
+    const madeAt = (id, ms) => id.slice(0, 4) + [45, 40, 35, 30, 25, 20, 15, 10, 5, 0]
+      .map((shift) => '0123456789abcdefghjkmnpqrstvwxyz'[Math.floor(ms / 2 ** shift) % 32]).join('') + id.slice(14);
+    const [old, pending, retried] = [made, pendingMade, retriedMade].map((id) => madeAt(id, eight));
+    for (const [from, to] of [[made, old], [pendingMade, pending], [retriedMade, retried]]) {
+      sql(`UPDATE deliveries SET id = '${to}', updated_at = ${eight} WHERE id = '${from}'`);
+    }
+    // Still pending eight days on; made then and changed since.
     sql(`UPDATE deliveries SET status = 'pending', next_attempt_at = ${Date.now() + 86400 * 1000} WHERE id = '${pending}'`);
+    sql(`UPDATE deliveries SET updated_at = ${Date.now() - 86400 * 1000} WHERE id = '${retried}'`);
     const out = ctl('purge');
     assert.deepEqual(Object.keys(out).sort(), ['deliveryRecords', 'events', 'idempotencyRecords']);
     assert.ok(out.deliveryRecords >= 1, JSON.stringify(out));
     const left = (await listDeliveries(t.k1, s.id)).map((d) => d.id);
-    assert.deepEqual(left.sort(), [pending, recent].sort());
+    assert.deepEqual(left.sort(), [pending, retried].sort());
   });
 });
 
